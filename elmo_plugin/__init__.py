@@ -1,0 +1,8 @@
+"""
+elmo_plugin: ELMo (Peters et al. 2018) as an AllenNLP plugin.
+
+Importing the package registers the ELMo core, the pretraining pieces and the `allennlp`
+subcommands; `--include-package elmo_plugin` also registers every task.
+"""
+from elmo_plugin.version import VERSION as __version__
+import elmo_plugin.elmo  # noqa: F401

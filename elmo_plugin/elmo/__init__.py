@@ -1,0 +1,13 @@
+"""
+The ELMo core: the character encoder, the biLM LSTM, the scalar mix, the bilm-tf weight
+format and the `elmo` token embedder. It imports nothing else of `elmo_plugin`.
+"""
+from elmo_plugin.elmo.activation_cache import ActivationCache
+from elmo_plugin.elmo.bilm import ElmoBiLm
+from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
+from elmo_plugin.elmo.bilm_tf_format import load_bilm, read_options, save_bilm
+from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
+from elmo_plugin.elmo.elmo import Elmo
+from elmo_plugin.elmo.elmo_token_embedder import ElmoTokenEmbedder
+from elmo_plugin.elmo.layer_weights import elmo_layer_weight_metrics
+from elmo_plugin.elmo.scalar_mix import ScalarMix

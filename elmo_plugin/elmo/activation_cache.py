@@ -1,0 +1,126 @@
+import os
+import sqlite3
+from collections import OrderedDict
+from typing import Optional
+
+import numpy
+import torch
+from allennlp.common import FromParams
+from allennlp.common.checks import ConfigurationError
+
+_DTYPES = {"float32": torch.float32, "float16": torch.float16}
+
+
+class ActivationCache(FromParams):
+    """
+    Remembers a frozen, stateless biLM's layer activations for each distinct sentence, so
+    that later epochs of a task model skip the biLM. Keys are the sentence's character ids;
+    values are `(2L + 1, num_tokens + 2, dim)` tensors.
+
+    Entries live in memory, least recently used first out past `max_memory_mb`; with a
+    `directory` they also go to an sqlite file there (up to `max_disk_mb`), which outlives
+    the process, so a rerun or `--recover` starts warm.
+
+    # Parameters
+
+    max_memory_mb : `float`, optional (default = `2048`)
+    dtype : `str`, optional (default = `"float32"`)
+        `"float16"` halves the memory at a precision cost of about 1e-3 relative.
+    directory : `str`, optional
+        Where the on-disk cache lives; none by default.
+    max_disk_mb : `float`, optional (default = `20480`)
+    """
+
+    def __init__(
+        self,
+        max_memory_mb: float = 2048,
+        dtype: str = "float32",
+        directory: Optional[str] = None,
+        max_disk_mb: float = 20480,
+    ) -> None:
+        if dtype not in _DTYPES:
+            raise ConfigurationError(
+                f"activation_cache dtype must be one of {sorted(_DTYPES)}, got {dtype!r}"
+            )
+        self.max_memory_bytes = int(max_memory_mb * 2**20)
+        self.max_disk_bytes = int(max_disk_mb * 2**20)
+        self.dtype = _DTYPES[dtype]
+        self._memory: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+        self._memory_bytes = 0
+        self._disk: Optional[sqlite3.Connection] = None
+        self._disk_bytes = 0
+        self.hits = 0
+        self.misses = 0
+        if directory is not None:
+            self._open_disk(directory, dtype)
+
+    def _open_disk(self, directory: str, dtype: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"elmo_activations_{dtype}.sqlite")
+        self._disk = sqlite3.connect(path, check_same_thread=False)
+        # A lost write only costs recomputing one sentence, so skip the fsyncs.
+        self._disk.execute("PRAGMA synchronous=OFF")
+        self._disk.execute(
+            "CREATE TABLE IF NOT EXISTS activations "
+            "(key BLOB PRIMARY KEY, shape TEXT, value BLOB)"
+        )
+        row = self._disk.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM activations")
+        self._disk_bytes = row.fetchone()[0]
+
+    def __len__(self) -> int:
+        return len(self._memory)
+
+    def get(self, key: bytes) -> Optional[torch.Tensor]:
+        value = self._memory.get(key)
+        if value is not None:
+            self._memory.move_to_end(key)
+        elif self._disk is not None:
+            value = self._read_disk(key)
+            if value is not None:
+                self._remember(key, value)
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
+
+    def put(self, key: bytes, activations: torch.Tensor) -> None:
+        value = activations.detach().to(device="cpu", dtype=self.dtype).contiguous()
+        self._remember(key, value)
+        if self._disk is not None and self._disk_bytes < self.max_disk_bytes:
+            self._write_disk(key, value)
+
+    def _remember(self, key: bytes, value: torch.Tensor) -> None:
+        size = value.numel() * value.element_size()
+        if size > self.max_memory_bytes:
+            return
+        if key in self._memory:
+            return
+        while self._memory and self._memory_bytes + size > self.max_memory_bytes:
+            _, dropped = self._memory.popitem(last=False)
+            self._memory_bytes -= dropped.numel() * dropped.element_size()
+        self._memory[key] = value
+        self._memory_bytes += size
+
+    def _read_disk(self, key: bytes) -> Optional[torch.Tensor]:
+        row = self._disk.execute(
+            "SELECT shape, value FROM activations WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        shape = tuple(int(n) for n in row[0].split(","))
+        array = numpy.frombuffer(row[1], dtype=str(self.dtype).replace("torch.", ""))
+        return torch.from_numpy(array.copy()).view(shape)
+
+    def _write_disk(self, key: bytes, value: torch.Tensor) -> None:
+        blob = value.numpy().tobytes()
+        shape = ",".join(str(n) for n in value.shape)
+        self._disk.execute(
+            "INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob)
+        )
+        self._disk.commit()
+        self._disk_bytes += len(blob)
+
+    def clear(self) -> None:
+        self._memory.clear()
+        self._memory_bytes = 0

@@ -1,0 +1,155 @@
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
+from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
+
+
+class ElmoBiLm(torch.nn.Module):
+    """
+    ELMo's bidirectional language model body: the character encoder and the biLSTM. It returns
+    the activations of its `L + 1` layers: the token layer (duplicated to the width of the
+    LSTM layers, as in the paper) and each LSTM layer's forward and backward states with the sentence markers.
+
+    Stateless by default: a sentence gets the same vectors in any batch. With `stateful`,
+    the final LSTM states of batch row `i` start row `i` of the next batch, as bilm-tf and
+    AllenNLP's `Elmo` do; `reset_states()` forgets them.
+
+    Build it from a bilm-tf model with `elmo_plugin.elmo.bilm_tf_format.load_bilm`.
+
+    # Parameters
+
+    character_encoder : `ElmoCharacterEncoder`
+    lstm : `ElmoBiLstm`
+    stateful : `bool`, optional (default = `False`)
+    """
+
+    def __init__(
+        self, character_encoder: ElmoCharacterEncoder, lstm: ElmoBiLstm, stateful: bool = False
+    ) -> None:
+        super().__init__()
+        self.character_encoder = character_encoder
+        self.lstm = lstm
+        self.stateful = stateful
+        self._states: Optional[LstmState] = None
+
+    @property
+    def num_layers(self) -> int:
+        """The number of layers a scalar mix combines: the token layer and each LSTM layer
+        (each of which joins its two directions, so 2L + 1 representations in all)."""
+        return self.lstm.num_layers + 1
+
+    def get_output_dim(self) -> int:
+        return 2 * self.lstm.hidden_size
+
+    def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
+        """
+        # Parameters
+
+        character_ids : `torch.Tensor`
+            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer.
+
+        # Returns
+
+        `{"activations": [(batch_size, num_tokens + 2, 2 * hidden_size)] * (L + 1),
+        "mask": (batch_size, num_tokens + 2)}`, the markers at each sentence's ends.
+        """
+        encoded = self.character_encoder(character_ids)
+        token_embedding, mask = encoded["token_embedding"], encoded["mask"]
+        lstm_outputs, final_state = self.lstm(
+            token_embedding, mask, self._initial_state(mask.size(0))
+        )
+        if self.stateful:
+            self._remember(final_state, mask)
+        token_layer = torch.cat([token_embedding, token_embedding], dim=-1)
+        return {"activations": [token_layer] + lstm_outputs, "mask": mask}
+
+    def _initial_state(self, batch_size: int) -> Optional[LstmState]:
+        if not self.stateful or self._states is None:
+            return None
+        stored = self._states.hidden.size(2)
+        if batch_size > stored:
+            extra = self.lstm.zero_state(batch_size - stored, self._states.hidden)
+            self._states = LstmState(
+                torch.cat([self._states.hidden, extra.hidden], dim=2),
+                torch.cat([self._states.memory, extra.memory], dim=2),
+            )
+        return LstmState(
+            self._states.hidden[:, :, :batch_size], self._states.memory[:, :, :batch_size]
+        )
+
+    def _remember(self, final_state: LstmState, mask: torch.BoolTensor) -> None:
+        final_state = LstmState(final_state.hidden.detach(), final_state.memory.detach())
+        if self._states is None:
+            self._states = final_state
+            return
+        # Rows that were all padding keep the state they had.
+        ran = mask.any(dim=1).view(1, 1, -1, 1)
+        batch_size = mask.size(0)
+        hidden, memory = self._states.hidden.clone(), self._states.memory.clone()
+        hidden[:, :, :batch_size] = torch.where(ran, final_state.hidden, hidden[:, :, :batch_size])
+        memory[:, :, :batch_size] = torch.where(ran, final_state.memory, memory[:, :, :batch_size])
+        self._states = LstmState(hidden, memory)
+
+    def reset_states(self, rows: Optional[torch.BoolTensor] = None) -> None:
+        """Forgets the carried states: of every row, or of the rows where `rows` is true."""
+        if rows is None or self._states is None:
+            self._states = None
+            return
+        keep = (~rows).view(1, 1, -1, 1).to(self._states.hidden.dtype)
+        self._states = LstmState(self._states.hidden * keep, self._states.memory * keep)
+
+    def options(self) -> Dict[str, Any]:
+        """The bilm-tf `options.json` content describing this biLM."""
+        encoder, lstm = self.character_encoder, self.lstm
+        first = lstm.layers[0]
+        return {
+            "bidirectional": True,
+            "char_cnn": {
+                "activation": encoder.activation,
+                "embedding": {"dim": encoder.char_embedding_dim},
+                "filters": [list(f) for f in encoder.filters],
+                "max_characters_per_token": encoder.max_characters_per_token,
+                "n_characters": encoder.num_characters,
+                "n_highway": encoder.num_highway,
+            },
+            "lstm": {
+                "cell_clip": first.cell_clip,
+                "dim": lstm.cell_size,
+                "n_layers": lstm.num_layers,
+                "proj_clip": first.proj_clip,
+                "projection_dim": lstm.hidden_size,
+                "use_skip_connections": lstm.use_skip_connections,
+            },
+        }
+
+    @classmethod
+    def from_options(
+        cls, options: Dict[str, Any], stateful: bool = False, char_cnn_cache_size: int = 50000
+    ) -> "ElmoBiLm":
+        """A randomly initialised biLM of the size that bilm-tf `options` describe."""
+        cnn, lstm = options["char_cnn"], options["lstm"]
+        encoder = ElmoCharacterEncoder(
+            char_embedding_dim=cnn["embedding"]["dim"],
+            filters=[tuple(f) for f in cnn["filters"]],
+            num_highway=cnn["n_highway"],
+            projection_dim=lstm["projection_dim"],
+            num_characters=cnn.get("n_characters", 262),
+            max_characters_per_token=cnn.get("max_characters_per_token", 50),
+            activation=cnn.get("activation", "relu"),
+            cache_size=char_cnn_cache_size,
+        )
+        bilstm = ElmoBiLstm(
+            input_size=lstm["projection_dim"],
+            hidden_size=lstm["projection_dim"],
+            cell_size=lstm["dim"],
+            num_layers=lstm["n_layers"],
+            cell_clip=lstm.get("cell_clip"),
+            proj_clip=lstm.get("proj_clip"),
+            use_skip_connections=lstm.get("use_skip_connections", True),
+        )
+        return cls(encoder, bilstm, stateful=stateful)
+
+    def layer_names(self) -> List[str]:
+        return ["token"] + [f"lstm_{i + 1}" for i in range(self.lstm.num_layers)]

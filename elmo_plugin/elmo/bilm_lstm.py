@@ -1,0 +1,241 @@
+from typing import List, NamedTuple, Optional, Tuple
+
+import torch
+
+
+class LstmState(NamedTuple):
+    """Hidden `(num_layers, 2, batch, hidden)` and memory `(num_layers, 2, batch, cell)` states;
+    index 0 of the second dimension is the forward direction, 1 the backward one."""
+
+    hidden: torch.Tensor
+    memory: torch.Tensor
+
+
+class PackedBatch(NamedTuple):
+    """Where each step's rows of a length-sorted batch live in a `(batch * timesteps)` view.
+
+    `forward_index` walks every sequence left to right, `backward_index` right to left, both
+    time-major; `batch_sizes[t]` sequences are still running at step `t`, always a prefix of
+    the sorted batch, and in both directions the same ones, so the two run as one batch."""
+
+    forward_index: torch.Tensor
+    backward_index: torch.Tensor
+    batch_sizes: List[int]
+    sorting: torch.Tensor
+    restoration: torch.Tensor
+
+
+def pack_batch(mask: torch.BoolTensor) -> PackedBatch:
+    lengths = mask.sum(dim=1)
+    sorted_lengths, sorting = lengths.sort(descending=True)
+    restoration = sorting.argsort()
+    timesteps = mask.size(1)
+    steps = torch.arange(timesteps, device=mask.device)
+    running = steps.unsqueeze(1) < sorted_lengths.unsqueeze(0)  # (timesteps, batch), time-major
+    step_of, row_of = running.nonzero(as_tuple=True)
+    sequence = sorting[row_of]
+    forward_index = sequence * timesteps + step_of
+    backward_index = sequence * timesteps + (sorted_lengths[row_of] - 1 - step_of)
+    batch_sizes = running.sum(dim=1)
+    return PackedBatch(
+        forward_index,
+        backward_index,
+        [int(size) for size in batch_sizes[batch_sizes > 0]],
+        sorting,
+        restoration,
+    )
+
+
+class BiLstmLayer(torch.nn.Module):
+    """
+    One layer of ELMo's LSTM in both directions, run together: an LSTM with a projected
+    hidden state (Sak et al. 2014), memory clipping and projection clipping.
+
+    Each weight stacks the forward (index 0) and the backward (index 1) direction. The gates
+    are kept in the order input, forget, output, candidate, so that one sigmoid covers three.
+
+    # Parameters
+
+    input_size : `int`
+    hidden_size : `int`
+        Size of the projected hidden state (bilm-tf's `projection_dim`).
+    cell_size : `int`
+        Size of the memory cell (bilm-tf's `dim`).
+    cell_clip : `float`, optional
+    proj_clip : `float`, optional
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        cell_size: int,
+        cell_clip: Optional[float] = None,
+        proj_clip: Optional[float] = None,
+    ) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.cell_size = cell_size
+        self.cell_clip = cell_clip
+        self.proj_clip = proj_clip
+        self.input_weight = torch.nn.Parameter(torch.empty(2, input_size, 4 * cell_size))
+        self.state_weight = torch.nn.Parameter(torch.empty(2, hidden_size, 4 * cell_size))
+        self.bias = torch.nn.Parameter(torch.zeros(2, 1, 4 * cell_size))
+        self.projection_weight = torch.nn.Parameter(torch.empty(2, cell_size, hidden_size))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for weight in (self.input_weight, self.state_weight, self.projection_weight):
+            for direction in weight:
+                torch.nn.init.orthogonal_(direction.data)
+        self.bias.data.zero_()
+        # Forget gate bias 1 (Jozefowicz et al. 2015), as bilm-tf's forget_bias.
+        self.bias.data[:, :, self.cell_size : 2 * self.cell_size] = 1.0
+
+    def forward(
+        self, inputs: torch.Tensor, batch_sizes: List[int], initial: Tuple[torch.Tensor, torch.Tensor]
+    ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+        """
+        `inputs` is `(2, num_packed, input_size)` in `PackedBatch` order, `initial` the hidden
+        `(2, batch, hidden)` and memory `(2, batch, cell)` states of the sorted batch. Returns the
+        packed outputs `(2, num_packed, hidden)` and the final states of the sorted batch.
+        """
+        gate_inputs = torch.baddbmm(self.bias, inputs, self.input_weight)
+        hidden, memory = initial
+        outputs: List[torch.Tensor] = []
+        finished: List[Tuple[torch.Tensor, torch.Tensor]] = []
+        offset = 0
+        three_cells = 3 * self.cell_size
+        for size in batch_sizes:
+            if size < hidden.size(1):
+                finished.append((hidden[:, size:], memory[:, size:]))
+                hidden, memory = hidden[:, :size], memory[:, :size]
+            gates = torch.baddbmm(gate_inputs[:, offset : offset + size], hidden, self.state_weight)
+            offset += size
+            sigmoids = torch.sigmoid(gates[..., :three_cells])
+            input_gate, forget_gate, output_gate = sigmoids.chunk(3, dim=-1)
+            candidate = torch.tanh(gates[..., three_cells:])
+            memory = forget_gate * memory + input_gate * candidate
+            if self.cell_clip:
+                memory = memory.clamp(-self.cell_clip, self.cell_clip)
+            hidden = torch.bmm(output_gate * torch.tanh(memory), self.projection_weight)
+            if self.proj_clip:
+                hidden = hidden.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(hidden)
+        # Sequences finished shortest-last in the sorted batch, so the pieces go in reverse.
+        final_hidden = torch.cat([hidden] + [h for h, _ in reversed(finished)], dim=1)
+        final_memory = torch.cat([memory] + [m for _, m in reversed(finished)], dim=1)
+        return torch.cat(outputs, dim=1), (final_hidden, final_memory)
+
+
+class ElmoBiLstm(torch.nn.Module):
+    """
+    The contextual part of ELMo's biLM: `num_layers` layers of forward and backward LSTMs with
+    projections and clipping, independent directions, and residual connections from the
+    second layer on (bilm-tf's `use_skip_connections`).
+
+    The batch is packed once: padding is never computed, both directions share each step's
+    matrix products, and the input side of every gate is one matrix product per layer.
+
+    # Parameters
+
+    input_size : `int`
+    hidden_size : `int`
+        bilm-tf's `projection_dim`.
+    cell_size : `int`
+        bilm-tf's `dim`.
+    num_layers : `int`
+    cell_clip : `float`, optional
+    proj_clip : `float`, optional
+    use_skip_connections : `bool`, optional (default = `True`)
+    dropout : `float`, optional (default = `0.0`)
+        Dropout on each layer's input while training (bilm-tf's `DropoutWrapper`); the
+        residual connection adds the dropped input, as bilm-tf does.
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        cell_size: int,
+        num_layers: int,
+        cell_clip: Optional[float] = None,
+        proj_clip: Optional[float] = None,
+        use_skip_connections: bool = True,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.cell_size = cell_size
+        self.num_layers = num_layers
+        self.use_skip_connections = use_skip_connections
+        self.layers = torch.nn.ModuleList(
+            BiLstmLayer(
+                input_size if i == 0 else hidden_size, hidden_size, cell_size, cell_clip, proj_clip
+            )
+            for i in range(num_layers)
+        )
+        self.dropout = torch.nn.Dropout(dropout)
+
+    def zero_state(self, batch_size: int, like: torch.Tensor) -> LstmState:
+        return LstmState(
+            like.new_zeros(self.num_layers, 2, batch_size, self.hidden_size),
+            like.new_zeros(self.num_layers, 2, batch_size, self.cell_size),
+        )
+
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: Optional[LstmState] = None
+    ) -> Tuple[List[torch.Tensor], LstmState]:
+        """
+        # Parameters
+
+        inputs : `torch.Tensor`
+            `(batch_size, timesteps, input_size)`.
+        mask : `torch.BoolTensor`
+            `(batch_size, timesteps)`, each row a prefix of `True`s.
+        initial_state : `LstmState`, optional
+            States for each row of the batch; zeros when not given.
+
+        # Returns
+
+        The output of each layer, `(batch_size, timesteps, 2 * hidden_size)` with the forward
+        direction first and zeros at padding, and the final state of each row.
+        """
+        batch_size, timesteps, _ = inputs.shape
+        packed = pack_batch(mask)
+        if initial_state is None:
+            initial_state = self.zero_state(batch_size, inputs)
+        hidden0 = initial_state.hidden.index_select(2, packed.sorting)
+        memory0 = initial_state.memory.index_select(2, packed.sorting)
+
+        flat_inputs = inputs.reshape(batch_size * timesteps, -1)
+        layer_input = torch.stack(
+            [flat_inputs[packed.forward_index], flat_inputs[packed.backward_index]]
+        )
+        outputs, final_hidden, final_memory = [], [], []
+        for i, layer in enumerate(self.layers):
+            layer_input = self.dropout(layer_input)
+            output, (hidden, memory) = layer(
+                layer_input, packed.batch_sizes, (hidden0[i], memory0[i])
+            )
+            if i > 0 and self.use_skip_connections:
+                output = output + layer_input
+            outputs.append(self._unpack(output, packed, batch_size, timesteps))
+            final_hidden.append(hidden)
+            final_memory.append(memory)
+            layer_input = output
+        final_state = LstmState(
+            torch.stack(final_hidden).index_select(2, packed.restoration),
+            torch.stack(final_memory).index_select(2, packed.restoration),
+        )
+        return outputs, final_state
+
+    def _unpack(
+        self, packed_output: torch.Tensor, packed: PackedBatch, batch_size: int, timesteps: int
+    ) -> torch.Tensor:
+        unpacked = packed_output.new_zeros(2, batch_size * timesteps, self.hidden_size)
+        forward = unpacked[0].index_copy(0, packed.forward_index, packed_output[0])
+        backward = unpacked[1].index_copy(0, packed.backward_index, packed_output[1])
+        return torch.cat([forward, backward], dim=-1).view(batch_size, timesteps, -1)

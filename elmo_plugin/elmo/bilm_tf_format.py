@@ -1,0 +1,224 @@
+"""
+The bilm-tf model format that the published ELMo models use: an `options.json` describing the
+sizes and a `weights.hdf5` holding TensorFlow's variables. Reading gives an `ElmoBiLm` whose
+outputs equal bilm-tf's and AllenNLP's; writing gives files both of them load.
+"""
+import json
+import os
+from typing import Any, Dict, Iterator, Optional, Tuple
+
+import h5py
+import numpy
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+
+from elmo_plugin.elmo.bilm import ElmoBiLm
+
+OPTIONS_NAME = "options.json"
+WEIGHTS_NAME = "weights.hdf5"
+
+_REQUIRED_OPTIONS = {
+    "char_cnn": ("embedding", "filters", "n_highway"),
+    "lstm": ("dim", "projection_dim", "n_layers"),
+}
+
+
+def read_options(options_file: str) -> Dict[str, Any]:
+    """Reads and checks a bilm-tf `options.json`."""
+    path = cached_path(options_file)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            options = json.load(handle)
+    except json.JSONDecodeError as error:
+        raise ConfigurationError(
+            f"{options_file}, line {error.lineno}, column {error.colno}: not valid JSON "
+            f"({error.msg}); expected a bilm-tf options.json"
+        ) from error
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(f"{options_file}: not UTF-8 text; expected an options.json")
+    for section, keys in _REQUIRED_OPTIONS.items():
+        if not isinstance(options.get(section), dict):
+            raise ConfigurationError(f"{options_file}: missing the '{section}' section")
+        for key in keys:
+            if key not in options[section]:
+                raise ConfigurationError(f"{options_file}: '{section}' has no '{key}'")
+    if options.get("bidirectional") is False:
+        raise ConfigurationError(f"{options_file}: a unidirectional LM cannot give ELMo vectors")
+    return options
+
+
+def load_bilm(
+    options_file: str,
+    weight_file: Optional[str],
+    stateful: bool = False,
+    char_cnn_cache_size: int = 50000,
+) -> ElmoBiLm:
+    """An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file` (random
+    weights when `weight_file` is None)."""
+    bilm = ElmoBiLm.from_options(read_options(options_file), stateful, char_cnn_cache_size)
+    if weight_file is not None:
+        read_weights(bilm, weight_file)
+    return bilm
+
+
+def _tensor_pairs(bilm: ElmoBiLm) -> Iterator[Tuple[str, torch.Tensor, str]]:
+    """Each hdf5 dataset name with the tensor it maps to and how: "T" for a transpose, "conv"
+    for a CNN kernel, "neg" for a negated highway gate, "" for a plain copy."""
+    encoder = bilm.character_encoder
+    for i, convolution in enumerate(encoder.convolutions):
+        yield f"CNN/W_cnn_{i}", convolution.weight, "conv"
+        yield f"CNN/b_cnn_{i}", convolution.bias, ""
+    num_filters = encoder.projection.in_features
+    for k, layer in enumerate(encoder.highways._layers):
+        # AllenNLP's Highway computes g * x + (1 - g) * f(x); TensorFlow's carry gate is 1 - g.
+        yield f"CNN_high_{k}/W_transform", layer.weight[:num_filters], "T"
+        yield f"CNN_high_{k}/W_carry", layer.weight[num_filters:], "negT"
+        yield f"CNN_high_{k}/b_transform", layer.bias[:num_filters], ""
+        yield f"CNN_high_{k}/b_carry", layer.bias[num_filters:], "neg"
+    yield "CNN_proj/W_proj", encoder.projection.weight, "T"
+    yield "CNN_proj/b_proj", encoder.projection.bias, ""
+
+
+def _lstm_name(direction: int, layer: int, variable: str) -> str:
+    return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/{variable}"
+
+
+# TensorFlow orders the gates input, candidate ("j"), forget, output; we use input, forget,
+# output, candidate. TF_GATES[k] is the TensorFlow block holding our gate k.
+_TF_GATES = (0, 2, 3, 1)
+_FORGET = 1
+
+
+def _gates_from_tf(matrix: numpy.ndarray, cell_size: int) -> numpy.ndarray:
+    blocks = [matrix[..., g * cell_size : (g + 1) * cell_size] for g in _TF_GATES]
+    return numpy.concatenate(blocks, axis=-1)
+
+
+def _gates_to_tf(matrix: numpy.ndarray, cell_size: int) -> numpy.ndarray:
+    blocks = [None] * 4
+    for ours, theirs in enumerate(_TF_GATES):
+        blocks[theirs] = matrix[..., ours * cell_size : (ours + 1) * cell_size]
+    return numpy.concatenate(blocks, axis=-1)
+
+
+class _WeightReader:
+    def __init__(self, handle: h5py.File, weight_file: str) -> None:
+        self.handle = handle
+        self.weight_file = weight_file
+
+    def read(self, name: str, expected_shape: Tuple[int, ...]) -> numpy.ndarray:
+        if name not in self.handle:
+            raise ConfigurationError(f"{self.weight_file}: no tensor '{name}' in the weights")
+        value = self.handle[name][...]
+        if tuple(value.shape) != tuple(expected_shape):
+            raise ConfigurationError(
+                f"{self.weight_file}: tensor '{name}' has shape {tuple(value.shape)} but the "
+                f"options ask for {tuple(expected_shape)}"
+            )
+        return value
+
+
+def _open_hdf5(weight_file: str, mode: str = "r") -> h5py.File:
+    path = cached_path(weight_file) if mode == "r" else weight_file
+    if mode == "r" and not os.path.isfile(path):
+        raise ConfigurationError(f"{weight_file}: no such weight file")
+    try:
+        return h5py.File(path, mode)
+    except OSError as error:
+        raise ConfigurationError(
+            f"{weight_file}: not a readable hdf5 file ({error}); is it truncated?"
+        ) from error
+
+
+def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
+    """Copies bilm-tf's weights into `bilm`, checking every shape against the options."""
+    with _open_hdf5(weight_file) as handle, torch.no_grad():
+        reader = _WeightReader(handle, weight_file)
+        _read_char_embedding(bilm, reader)
+        for name, tensor, how in _tensor_pairs(bilm):
+            tensor.copy_(torch.from_numpy(_from_tf(reader, name, tensor, how)))
+        for i, layer in enumerate(bilm.lstm.layers):
+            for direction in range(2):
+                _read_lstm_direction(reader, layer, i, direction)
+    bilm.character_encoder.clear_cache()
+
+
+def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
+    encoder = bilm.character_encoder
+    stored = reader.handle.get("char_embed")
+    # bilm-tf stores 261 characters, or 262 when trained with the padding character.
+    rows = stored.shape[0] if stored is not None else encoder.num_characters
+    if rows not in (261, 262) or rows > encoder.num_characters:
+        rows = encoder.num_characters
+    value = reader.read("char_embed", (rows, encoder.char_embedding_dim))
+    encoder.char_embedding.zero_()
+    encoder.char_embedding[1 : rows + 1] = torch.from_numpy(value)
+
+
+def _from_tf(reader: _WeightReader, name: str, tensor: torch.Tensor, how: str) -> numpy.ndarray:
+    shape = tuple(tensor.shape)
+    if how == "conv":  # (1, width, char_dim, filters) <-> (filters, char_dim, width)
+        stored = reader.read(name, (1, shape[2], shape[1], shape[0]))
+        return numpy.ascontiguousarray(numpy.transpose(stored[0], (2, 1, 0)))
+    if how in ("T", "negT"):
+        stored = reader.read(name, shape[::-1]).T
+    else:
+        stored = reader.read(name, shape)
+    return numpy.ascontiguousarray(-stored if how.startswith("neg") else stored)
+
+
+def _read_lstm_direction(reader: _WeightReader, layer, index: int, direction: int) -> None:
+    cell, hidden, inputs = layer.cell_size, layer.hidden_size, layer.input_size
+    kernel = reader.read(_lstm_name(direction, index, "W_0"), (inputs + hidden, 4 * cell))
+    bias = reader.read(_lstm_name(direction, index, "B"), (4 * cell,)).copy()
+    projection = reader.read(_lstm_name(direction, index, "W_P_0"), (cell, hidden))
+    kernel = _gates_from_tf(kernel, cell)
+    bias = _gates_from_tf(bias, cell)
+    # TensorFlow adds forget_bias=1 at run time rather than storing it.
+    bias[_FORGET * cell : (_FORGET + 1) * cell] += 1.0
+    layer.input_weight[direction] = torch.from_numpy(kernel[:inputs])
+    layer.state_weight[direction] = torch.from_numpy(kernel[inputs:])
+    layer.bias[direction, 0] = torch.from_numpy(bias)
+    layer.projection_weight[direction] = torch.from_numpy(numpy.ascontiguousarray(projection))
+
+
+def write_weights(bilm: ElmoBiLm, weight_file: str) -> None:
+    """Writes `bilm` as a bilm-tf `weights.hdf5`."""
+    with h5py.File(weight_file, "w") as handle, torch.no_grad():
+        encoder = bilm.character_encoder
+        # bilm-tf's table has no padding row; AllenNLP and bilm-tf both read 261 rows.
+        handle["char_embed"] = encoder.char_embedding[1:262].cpu().numpy()
+        for name, tensor, how in _tensor_pairs(bilm):
+            handle[name] = _to_tf(tensor.detach().cpu().numpy(), how)
+        for i, layer in enumerate(bilm.lstm.layers):
+            for direction in range(2):
+                _write_lstm_direction(handle, layer, i, direction)
+
+
+def _to_tf(value: numpy.ndarray, how: str) -> numpy.ndarray:
+    if how == "conv":
+        return numpy.transpose(value, (2, 1, 0))[numpy.newaxis]
+    if how in ("T", "negT"):
+        value = value.T
+    return numpy.ascontiguousarray(-value if how.startswith("neg") else value)
+
+
+def _write_lstm_direction(handle: h5py.File, layer, index: int, direction: int) -> None:
+    cell = layer.cell_size
+    kernel = torch.cat([layer.input_weight[direction], layer.state_weight[direction]], dim=0)
+    bias = layer.bias[direction, 0].cpu().numpy().copy()
+    bias[_FORGET * cell : (_FORGET + 1) * cell] -= 1.0
+    handle[_lstm_name(direction, index, "W_0")] = _gates_to_tf(kernel.cpu().numpy(), cell)
+    handle[_lstm_name(direction, index, "B")] = _gates_to_tf(bias, cell)
+    handle[_lstm_name(direction, index, "W_P_0")] = layer.projection_weight[direction].cpu().numpy()
+
+
+def save_bilm(bilm: ElmoBiLm, output_dir: str, extra_options: Optional[Dict] = None) -> None:
+    """Writes `options.json` and `weights.hdf5` into `output_dir`."""
+    os.makedirs(output_dir, exist_ok=True)
+    options = bilm.options()
+    options.update(extra_options or {})
+    with open(os.path.join(output_dir, OPTIONS_NAME), "w", encoding="utf-8") as handle:
+        json.dump(options, handle, indent=2)
+    write_weights(bilm, os.path.join(output_dir, WEIGHTS_NAME))

@@ -1,0 +1,184 @@
+from collections import OrderedDict
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
+from allennlp.modules.highway import Highway
+from allennlp.nn.util import add_sentence_boundary_token_ids
+
+_ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": torch.nn.functional.relu,
+    "tanh": torch.tanh,
+}
+
+
+def _boundary_character_ids(characters: Sequence[int]) -> torch.Tensor:
+    # The indexer shifts every character id by one so that 0 can be padding.
+    return torch.tensor(characters, dtype=torch.long) + 1
+
+
+class ElmoCharacterEncoder(torch.nn.Module):
+    """
+    The context-insensitive token encoder of ELMo: character embeddings, a CNN with several
+    filter widths and max-pooling over characters, highway layers and a linear projection.
+
+    Input is the output of AllenNLP's `elmo_characters` token indexer, `(batch, tokens, 50)`.
+    The sentence markers `<S>` and `</S>` are added here, as bilm-tf and AllenNLP do.
+
+    Unlike AllenNLP's encoder, the CNN runs once per distinct token of a batch (padding is
+    never encoded), and, while the encoder is frozen, once per distinct token ever seen:
+    up to `cache_size` token types are remembered across batches.
+
+    # Parameters
+
+    char_embedding_dim : `int`
+        Size of each character embedding.
+    filters : `List[Tuple[int, int]]`
+        `(width, number of filters)` for each convolution.
+    num_highway : `int`
+        Number of highway layers after the CNN.
+    projection_dim : `int`
+        Output size of the token representation.
+    num_characters : `int`, optional (default = `262`)
+        Size of the character vocabulary without the padding row (bilm-tf's `n_characters`,
+        261 or 262).
+    max_characters_per_token : `int`, optional (default = `50`)
+    activation : `str`, optional (default = `"relu"`)
+        Applied to the pooled CNN features, `"relu"` or `"tanh"`.
+    cache_size : `int`, optional (default = `50000`)
+        Number of token types whose encodings are memoised while the encoder is frozen;
+        0 disables the cache.
+    """
+
+    def __init__(
+        self,
+        char_embedding_dim: int,
+        filters: List[Tuple[int, int]],
+        num_highway: int,
+        projection_dim: int,
+        num_characters: int = 262,
+        max_characters_per_token: int = 50,
+        activation: str = "relu",
+        cache_size: int = 50000,
+    ) -> None:
+        super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise ConfigurationError(
+                f"char_cnn activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}"
+            )
+        if max_characters_per_token != ELMoCharacterMapper.max_word_length:
+            raise ConfigurationError(
+                f"max_characters_per_token must be {ELMoCharacterMapper.max_word_length} "
+                f"(the elmo_characters indexer's), got {max_characters_per_token}"
+            )
+        self.char_embedding_dim = char_embedding_dim
+        self.filters = [tuple(f) for f in filters]
+        self.num_highway = num_highway
+        self.projection_dim = projection_dim
+        self.num_characters = num_characters
+        self.max_characters_per_token = max_characters_per_token
+        self.activation = activation
+        self.cache_size = cache_size
+        self._activation = _ACTIVATIONS[activation]
+
+        # Row 0 is the padding character; rows 1.. are bilm-tf's characters.
+        self.char_embedding = torch.nn.Parameter(
+            torch.empty(num_characters + 1, char_embedding_dim).uniform_(-1.0, 1.0)
+        )
+        self.convolutions = torch.nn.ModuleList(
+            torch.nn.Conv1d(char_embedding_dim, num, kernel_size=width, bias=True)
+            for width, num in self.filters
+        )
+        num_filters = sum(num for _, num in self.filters)
+        self.highways = Highway(num_filters, num_highway, activation=torch.nn.functional.relu)
+        self.projection = torch.nn.Linear(num_filters, projection_dim, bias=True)
+
+        self.register_buffer(
+            "bos_characters",
+            _boundary_character_ids(ELMoCharacterMapper.beginning_of_sentence_characters),
+            persistent=False,
+        )
+        self.register_buffer(
+            "eos_characters",
+            _boundary_character_ids(ELMoCharacterMapper.end_of_sentence_characters),
+            persistent=False,
+        )
+        self._type_cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+
+    def get_output_dim(self) -> int:
+        return self.projection_dim
+
+    def forward(self, character_ids: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """
+        # Parameters
+
+        character_ids : `torch.Tensor`
+            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer.
+
+        # Returns
+
+        `{"token_embedding": (batch_size, num_tokens + 2, projection_dim), "mask": (batch_size,
+        num_tokens + 2)}`, with `<S>` and `</S>` added and zeros at padded positions.
+        """
+        mask = (character_ids > 0).any(dim=-1)
+        ids_with_boundaries, mask_with_boundaries = add_sentence_boundary_token_ids(
+            character_ids, mask, self.bos_characters, self.eos_characters
+        )
+        batch_size, num_tokens, _ = ids_with_boundaries.shape
+        flat_mask = mask_with_boundaries.view(-1)
+        valid_ids = ids_with_boundaries.view(-1, self.max_characters_per_token)[flat_mask]
+        type_ids, occurrence_to_type = torch.unique(valid_ids, dim=0, return_inverse=True)
+        valid_embeddings = self.encode_token_types(type_ids)[occurrence_to_type]
+
+        token_embedding = valid_embeddings.new_zeros(batch_size * num_tokens, self.projection_dim)
+        token_embedding = token_embedding.index_copy(
+            0, flat_mask.nonzero().squeeze(1), valid_embeddings
+        )
+        return {
+            "token_embedding": token_embedding.view(batch_size, num_tokens, self.projection_dim),
+            "mask": mask_with_boundaries,
+        }
+
+    def encode_token_types(self, type_ids: torch.Tensor) -> torch.Tensor:
+        """Encodes `(num_types, 50)` distinct character-id rows, through the cache when frozen."""
+        if not self._cache_usable():
+            return self._encode(type_ids)
+        keys = [row.tobytes() for row in type_ids.to(torch.int16).cpu().numpy()]
+        missing = [i for i, key in enumerate(keys) if key not in self._type_cache]
+        if missing:
+            encoded = self._encode(type_ids[missing])
+            for row, i in enumerate(missing):
+                self._remember(keys[i], encoded[row])
+        return torch.stack([self._type_cache[key] for key in keys])
+
+    def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
+        embedded = torch.nn.functional.embedding(type_ids, self.char_embedding).transpose(1, 2)
+        pooled = []
+        for convolution in self.convolutions:
+            features, _ = convolution(embedded).max(dim=-1)
+            pooled.append(self._activation(features))
+        return self.projection(self.highways(torch.cat(pooled, dim=-1)))
+
+    def _cache_usable(self) -> bool:
+        if self.cache_size <= 0:
+            return False
+        frozen = not any(p.requires_grad for p in self.parameters())
+        return frozen or not torch.is_grad_enabled()
+
+    def _remember(self, key: bytes, encoding: torch.Tensor) -> None:
+        if len(self._type_cache) >= self.cache_size:
+            self._type_cache.popitem(last=False)
+        self._type_cache[key] = encoding.detach()
+
+    def clear_cache(self) -> None:
+        self._type_cache.clear()
+
+    def train(self, mode: bool = True) -> "ElmoCharacterEncoder":
+        # Weights may change in training; anything remembered under other weights is stale.
+        self.clear_cache()
+        return super().train(mode)
+
+    def _load_from_state_dict(self, *args, **kwargs) -> None:
+        self.clear_cache()
+        super()._load_from_state_dict(*args, **kwargs)

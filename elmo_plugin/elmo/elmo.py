@@ -1,0 +1,170 @@
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common import FromParams
+from allennlp.common.checks import ConfigurationError
+from allennlp.nn.util import remove_sentence_boundaries
+
+from elmo_plugin.elmo.activation_cache import ActivationCache
+from elmo_plugin.elmo.bilm import ElmoBiLm
+from elmo_plugin.elmo.bilm_tf_format import load_bilm
+from elmo_plugin.elmo.scalar_mix import ScalarMix
+
+
+class Elmo(torch.nn.Module, FromParams):
+    """
+    ELMo representations (Peters et al. 2018): one biLM run, mixed into
+    `num_output_representations` task-specific combinations of its layers, e.g. one for the
+    input and one for the output of a task model.
+
+    Build it in a config wherever a model takes an `Elmo`; the `elmo` token embedder wraps it
+    for use in a `TextFieldEmbedder`.
+
+    # Parameters
+
+    options_file : `str`
+        bilm-tf `options.json`.
+    weight_file : `str`, optional
+        bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
+    num_output_representations : `int`, optional (default = `1`)
+    requires_grad : `bool`, optional (default = `False`)
+        Fine-tune the biLM with the task.
+    do_layer_norm : `bool`, optional (default = `False`)
+    dropout : `float`, optional (default = `0.5`)
+        Dropout on each mixed representation.
+    scalar_mix_parameters : `List[float]`, optional
+        Fixed pre-softmax layer weights, e.g. `[-9e10, -9e10, 1]` for the top layer only; the
+        weights and gamma are then not trained.
+    keep_sentence_boundaries : `bool`, optional (default = `False`)
+        Keep the `<S>` and `</S>` positions in the output.
+    stateful : `bool`, optional (default = `False`)
+        Carry LSTM states from each batch row to the same row of the next batch.
+    char_cnn_cache_size : `int`, optional (default = `50000`)
+        Token types whose character-CNN encodings are remembered while the biLM is frozen.
+    activation_cache : `ActivationCache`, optional
+        Remember the frozen biLM's activations per sentence (needs `requires_grad: false` and
+        `stateful: false`).
+    bilm : `ElmoBiLm`, optional
+        An already built biLM to use instead of reading `options_file` and `weight_file`.
+    """
+
+    def __init__(
+        self,
+        options_file: Optional[str] = None,
+        weight_file: Optional[str] = None,
+        num_output_representations: int = 1,
+        requires_grad: bool = False,
+        do_layer_norm: bool = False,
+        dropout: float = 0.5,
+        scalar_mix_parameters: Optional[List[float]] = None,
+        keep_sentence_boundaries: bool = False,
+        stateful: bool = False,
+        char_cnn_cache_size: int = 50000,
+        activation_cache: Optional[ActivationCache] = None,
+        bilm: Optional[ElmoBiLm] = None,
+    ) -> None:
+        super().__init__()
+        if num_output_representations < 1:
+            raise ConfigurationError(
+                f"num_output_representations must be at least 1, got {num_output_representations}"
+            )
+        if bilm is None:
+            if options_file is None:
+                raise ConfigurationError("Elmo needs an options_file (or a built bilm)")
+            bilm = load_bilm(options_file, weight_file, stateful, char_cnn_cache_size)
+        bilm.stateful = stateful
+        for parameter in bilm.parameters():
+            parameter.requires_grad_(requires_grad)
+        if activation_cache is not None and (requires_grad or stateful):
+            raise ConfigurationError(
+                "activation_cache needs a frozen, stateless biLM "
+                "(requires_grad: false, stateful: false)"
+            )
+        self._bilm = bilm
+        self._keep_sentence_boundaries = keep_sentence_boundaries
+        self._activation_cache = activation_cache
+        self._scalar_mixes = torch.nn.ModuleList(
+            ScalarMix(
+                bilm.num_layers,
+                do_layer_norm=do_layer_norm,
+                initial_scalar_parameters=scalar_mix_parameters,
+                trainable=scalar_mix_parameters is None,
+                dropout=dropout,
+            )
+            for _ in range(num_output_representations)
+        )
+
+    @property
+    def bilm(self) -> ElmoBiLm:
+        return self._bilm
+
+    @property
+    def scalar_mixes(self) -> List[ScalarMix]:
+        return list(self._scalar_mixes)
+
+    def get_output_dim(self) -> int:
+        return self._bilm.get_output_dim()
+
+    def reset_states(self) -> None:
+        self._bilm.reset_states()
+
+    def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
+        """
+        # Parameters
+
+        character_ids : `torch.Tensor`
+            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer.
+
+        # Returns
+
+        `{"elmo_representations": [(batch_size, num_tokens, dim)] * num_output_representations,
+        "mask": (batch_size, num_tokens)}` (two more positions with `keep_sentence_boundaries`).
+        """
+        if self._activation_cache is not None:
+            activations, mask = self._cached_activations(character_ids)
+        else:
+            output = self._bilm(character_ids)
+            activations, mask = output["activations"], output["mask"]
+        representations = []
+        for scalar_mix in self._scalar_mixes:
+            mixed = scalar_mix(activations, mask)
+            if not self._keep_sentence_boundaries:
+                mixed, mixed_mask = remove_sentence_boundaries(mixed, mask)
+            representations.append(mixed)
+        if not self._keep_sentence_boundaries:
+            mask = mixed_mask
+        return {"elmo_representations": representations, "mask": mask}
+
+    def _cached_activations(
+        self, character_ids: torch.Tensor
+    ) -> Tuple[List[torch.Tensor], torch.BoolTensor]:
+        cache = self._activation_cache
+        lengths = (character_ids > 0).any(dim=-1).sum(dim=1).tolist()
+        keys = [
+            character_ids[row, :length].to(torch.int16).cpu().numpy().tobytes()
+            for row, length in enumerate(lengths)
+        ]
+        found = [cache.get(key) for key in keys]
+        missing = [row for row, value in enumerate(found) if value is None]
+        if missing:
+            longest = max(lengths[row] for row in missing)
+            computed = self._bilm(character_ids[missing, :longest])
+            stacked = torch.stack(computed["activations"])
+            for i, row in enumerate(missing):
+                found[row] = stacked[:, i, : lengths[row] + 2]
+                cache.put(keys[row], found[row])
+        return self._pad_activations(found, lengths, character_ids)
+
+    def _pad_activations(
+        self, per_sentence: List[torch.Tensor], lengths: List[int], like: torch.Tensor
+    ) -> Tuple[List[torch.Tensor], torch.BoolTensor]:
+        batch_size, num_tokens = like.shape[:2]
+        num_layers = self._bilm.num_layers
+        padded = torch.zeros(
+            num_layers, batch_size, num_tokens + 2, self.get_output_dim(), device=like.device
+        )
+        for row, value in enumerate(per_sentence):
+            padded[:, row, : value.size(1)] = value.to(device=like.device, dtype=padded.dtype)
+        positions = torch.arange(num_tokens + 2, device=like.device)
+        mask = positions.unsqueeze(0) < (torch.tensor(lengths, device=like.device) + 2).unsqueeze(1)
+        return list(padded.unbind(0)), mask

@@ -1,0 +1,122 @@
+from typing import Dict, List, Optional
+
+import torch
+from allennlp.modules.time_distributed import TimeDistributed
+from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
+from overrides import overrides
+
+from elmo_plugin.elmo.activation_cache import ActivationCache
+from elmo_plugin.elmo.elmo import Elmo
+
+
+@TokenEmbedder.register("elmo")
+class ElmoTokenEmbedder(TokenEmbedder):
+    """
+    ELMo as a token embedder: takes the ids of AllenNLP's `elmo_characters` indexer and
+    returns the first ELMo representation, optionally projected.
+
+    With `num_output_representations` above one, the biLM still runs once; the other
+    representations of the latest batch are in `output_representations`, for a model that
+    uses ELMo again at its output.
+
+    Registered as a `TokenEmbedder` with name "elmo".
+
+    # Parameters
+
+    options_file : `str`
+        bilm-tf `options.json` (ours, exported by `allennlp elmo-export`, or a published one).
+    weight_file : `str`, optional
+        bilm-tf `weights.hdf5`; random weights when not given.
+    num_output_representations : `int`, optional (default = `1`)
+    requires_grad : `bool`, optional (default = `False`)
+        Fine-tune the biLM with the task.
+    do_layer_norm : `bool`, optional (default = `False`)
+    dropout : `float`, optional (default = `0.5`)
+    scalar_mix_parameters : `List[float]`, optional
+        Fixed pre-softmax layer weights (then not trained).
+    keep_sentence_boundaries : `bool`, optional (default = `False`)
+    stateful : `bool`, optional (default = `False`)
+    char_cnn_cache_size : `int`, optional (default = `50000`)
+        The vocabulary cache of the character CNN: token types remembered while frozen.
+    activation_cache : `ActivationCache`, optional
+        Remember each sentence's biLM activations (frozen, stateless biLM only).
+    projection_dim : `int`, optional
+        A linear projection of the output to this size.
+    """
+
+    def __init__(
+        self,
+        options_file: str,
+        weight_file: Optional[str] = None,
+        num_output_representations: int = 1,
+        requires_grad: bool = False,
+        do_layer_norm: bool = False,
+        dropout: float = 0.5,
+        scalar_mix_parameters: Optional[List[float]] = None,
+        keep_sentence_boundaries: bool = False,
+        stateful: bool = False,
+        char_cnn_cache_size: int = 50000,
+        activation_cache: Optional[ActivationCache] = None,
+        projection_dim: Optional[int] = None,
+    ) -> None:
+        super().__init__()
+        self._elmo = Elmo(
+            options_file,
+            weight_file,
+            num_output_representations=num_output_representations,
+            requires_grad=requires_grad,
+            do_layer_norm=do_layer_norm,
+            dropout=dropout,
+            scalar_mix_parameters=scalar_mix_parameters,
+            keep_sentence_boundaries=keep_sentence_boundaries,
+            stateful=stateful,
+            char_cnn_cache_size=char_cnn_cache_size,
+            activation_cache=activation_cache,
+        )
+        self._projection = None
+        if projection_dim:
+            self._projection = TimeDistributed(
+                torch.nn.Linear(self._elmo.get_output_dim(), projection_dim)
+            )
+        self.output_representations: List[torch.Tensor] = []
+
+    @property
+    def elmo(self) -> Elmo:
+        return self._elmo
+
+    @overrides
+    def get_output_dim(self) -> int:
+        if self._projection is not None:
+            return self._projection._module.out_features
+        return self._elmo.get_output_dim()
+
+    @overrides
+    def forward(self, elmo_tokens: torch.Tensor, word_inputs: torch.Tensor = None) -> torch.Tensor:
+        """
+        # Parameters
+
+        elmo_tokens : `torch.Tensor`
+            `(batch_size, num_tokens, 50)` character ids.
+        word_inputs : `torch.Tensor`, optional
+            Ignored; accepted so configs written for AllenNLP's embedder work unchanged.
+
+        # Returns
+
+        `(batch_size, num_tokens, output_dim)`.
+        """
+        self.output_representations = self._elmo(elmo_tokens)["elmo_representations"]
+        representation = self.output_representations[0]
+        if self._projection is not None:
+            representation = self._projection(representation)
+        return representation
+
+    def layer_weights(self) -> List[Dict[str, float]]:
+        """The softmax-normalised layer weights and gamma of each output representation."""
+        return [mix_summary(mix, self._elmo.bilm.layer_names()) for mix in self._elmo.scalar_mixes]
+
+
+def mix_summary(mix, layer_names: List[str]) -> Dict[str, float]:
+    weights = mix.normalized_weights().tolist()
+    summary = {name: weight for name, weight in zip(layer_names, weights)}
+    summary["gamma"] = float(mix.gamma)
+    return summary
