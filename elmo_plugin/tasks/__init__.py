@@ -1,0 +1,1 @@
+"""The task models that use ELMo: each subpackage is one task (reader, model, predictor)."""

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.ner.dataset_readers.conll2003_ner import Conll2003NerReader

@@ -1,0 +1,170 @@
+import logging
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+from allennlp.data.dataset_readers.dataset_reader import DatasetReader
+from allennlp.data.fields import MetadataField, SequenceLabelField, TextField
+from allennlp.data.instance import Instance
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
+from allennlp.data.tokenizers import Token
+from overrides import overrides
+
+from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
+
+logger = logging.getLogger(__name__)
+
+CONLL2003_ENTITY_TYPES = ("PER", "LOC", "ORG", "MISC")
+_NUM_COLUMNS = 4
+_DOCUMENT_START = "-DOCSTART-"
+
+
+class Sentence:
+    """One sentence of a CoNLL file: its rows' columns and where it starts in the file."""
+
+    def __init__(self, first_line: int) -> None:
+        self.first_line = first_line
+        self.rows: List[List[str]] = []
+
+
+@DatasetReader.register("conll2003_ner")
+class Conll2003NerReader(DatasetReader):
+    """
+    Reads the original CoNLL-2003 NER files: one token per line with four space-separated
+    columns `token POS chunk NER`, a blank line between sentences, and `-DOCSTART-` lines
+    between documents. The IOB1 NER tags of the files are recoded to `tag_scheme`.
+
+    Each sentence becomes an `Instance` with a `TextField` "tokens", a `SequenceLabelField`
+    "tags" (when the file has tags) and a `MetadataField` "metadata" holding the "words".
+
+    Registered as a `DatasetReader` with name "conll2003_ner".
+
+    # Parameters
+
+    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+        E.g. words, characters, and `elmo_characters` for ELMo.
+    tag_scheme : `str`, optional (default = `"BIOUL"`)
+        `"BIO"` or `"BIOUL"`: the tags the model learns.
+    entity_types : `List[str]`, optional (default = `["PER", "LOC", "ORG", "MISC"]`)
+        The entity types a tag may name; a tag of another type is an error. `None` accepts
+        any type.
+    label_namespace : `str`, optional (default = `"labels"`)
+    """
+
+    def __init__(
+        self,
+        token_indexers: Dict[str, TokenIndexer] = None,
+        tag_scheme: str = "BIOUL",
+        entity_types: Optional[List[str]] = list(CONLL2003_ENTITY_TYPES),
+        label_namespace: str = "labels",
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
+        )
+        if tag_scheme not in TAG_SCHEMES:
+            raise ConfigurationError(f"tag_scheme must be one of {TAG_SCHEMES}, got {tag_scheme!r}")
+        self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self.tag_scheme = tag_scheme
+        self._entity_types = None if entity_types is None else set(entity_types)
+        self._label_namespace = label_namespace
+
+    @overrides
+    def _read(self, file_path: str) -> Iterable[Instance]:
+        path = cached_path(file_path)
+        logger.info("Reading CoNLL-2003 NER sentences from %s", path)
+        with open(path, encoding="utf-8") as lines:
+            sentences = self._sentences(lines, file_path)
+            for sentence in self.shard_iterable(sentences):
+                tokens = [Token(row[0]) for row in sentence.rows]
+                tags = [row[3] for row in sentence.rows]
+                yield self.text_to_instance(tokens, tags)
+
+    def _sentences(self, lines: Iterable[str], file_path: str) -> Iterator[Sentence]:
+        """The sentences of the file, checked, with `-DOCSTART-` lines and blank lines as
+        separators; an empty document is an error."""
+        sentence: Optional[Sentence] = None
+        document_start: Optional[int] = None
+        sentences_in_document = 0
+        for line_number, line in enumerate(lines, start=1):
+            columns = line.split()
+            if not columns or columns[0] == _DOCUMENT_START:
+                if sentence is not None:
+                    yield sentence
+                    sentences_in_document += 1
+                    sentence = None
+                if columns:
+                    self._check_document_not_empty(
+                        document_start, sentences_in_document, file_path
+                    )
+                    document_start, sentences_in_document = line_number, 0
+                continue
+            self._check_row(columns, file_path, line_number)
+            if sentence is None:
+                sentence = Sentence(line_number)
+            sentence.rows.append(columns)
+        if sentence is not None:
+            yield sentence
+            sentences_in_document += 1
+        self._check_document_not_empty(document_start, sentences_in_document, file_path)
+
+    @staticmethod
+    def _check_document_not_empty(
+        document_start: Optional[int], sentences_in_document: int, file_path: str
+    ) -> None:
+        if document_start is not None and sentences_in_document == 0:
+            raise ConfigurationError(
+                f"{file_path}, line {document_start}: empty document (a -DOCSTART- line "
+                "followed by no sentence before the next -DOCSTART- or the end of the file)"
+            )
+
+    def _check_row(self, columns: List[str], file_path: str, line_number: int) -> None:
+        if len(columns) != _NUM_COLUMNS:
+            raise ConfigurationError(
+                f"{file_path}, line {line_number}: expected {_NUM_COLUMNS} space-separated "
+                f"columns 'token POS chunk NER', found {len(columns)}: {' '.join(columns)!r}"
+            )
+        problem = self._tag_problem(columns[3])
+        if problem:
+            raise ConfigurationError(f"{file_path}, line {line_number}: {problem}")
+
+    def _tag_problem(self, tag: str) -> Optional[str]:
+        """Why `tag` is not an IOB1 NER tag of a known type, or None when it is one."""
+        if tag == "O":
+            return None
+        prefix, _, entity_type = tag.partition("-")
+        if prefix not in ("I", "B") or not entity_type:
+            return f"NER tag {tag!r} is not IOB1 (expected 'O', 'I-TYPE' or 'B-TYPE')"
+        if self._entity_types is not None and entity_type not in self._entity_types:
+            return (
+                f"NER tag {tag!r} has an unknown entity type {entity_type!r} "
+                f"(expected one of {sorted(self._entity_types)})"
+            )
+        return None
+
+    @overrides
+    def text_to_instance(
+        self, tokens: Sequence[Union[Token, str]], ner_tags: Optional[List[str]] = None
+    ) -> Instance:
+        """
+        # Parameters
+
+        tokens : `Sequence[Union[Token, str]]`
+        ner_tags : `List[str]`, optional
+            The sentence's IOB1 tags, as in the files; recoded to `tag_scheme`.
+        """
+        tokens = [token if isinstance(token, Token) else Token(token) for token in tokens]
+        fields = {
+            "tokens": TextField(tokens),
+            "metadata": MetadataField({"words": [token.text for token in tokens]}),
+        }
+        if ner_tags is not None:
+            fields["tags"] = SequenceLabelField(
+                iob1_to_scheme(ner_tags, self.tag_scheme), fields["tokens"], self._label_namespace
+            )
+        return Instance(fields)
+
+    @overrides
+    def apply_token_indexers(self, instance: Instance) -> None:
+        instance["tokens"].token_indexers = self._token_indexers
+

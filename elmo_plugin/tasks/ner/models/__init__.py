@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.ner.models.bilstm_crf_tagger import BiLstmCrfTagger

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.ner.predictors.conll_ner import ConllNerPredictor

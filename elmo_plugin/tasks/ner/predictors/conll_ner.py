@@ -1,0 +1,71 @@
+from typing import List
+
+import spacy
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import JsonDict
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
+from allennlp.predictors.predictor import Predictor
+from overrides import overrides
+
+_OUTPUT_KEYS = ("tokens", "tags", "spans")
+
+
+@Predictor.register("conll_ner")
+class ConllNerPredictor(Predictor):
+    """
+    Named entities of a sentence, for `allennlp predict` on a `bilstm_crf_tagger` archive.
+
+    Input JSON lines are `{"sentence": "Peter Blackburn lives in Brussels ."}`, tokenized with
+    spaCy's rule-based English tokenizer (no model download), or `{"tokens": ["Peter", ...]}`
+    for text tokenized already. Output: `{"tokens": [...], "tags": [...], "spans": [{"label":
+    "PER", "start": 0, "end": 1, "text": "Peter Blackburn"}, ...]}`, with inclusive `end`.
+
+    Registered as a `Predictor` with name "conll_ner".
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+        A reader with `text_to_instance(tokens)`, e.g. "conll2003_ner".
+    """
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
+        super().__init__(model, dataset_reader)
+        self._tokenizer = spacy.blank("en").tokenizer
+
+    def predict(self, sentence: str) -> JsonDict:
+        return self.predict_json({"sentence": sentence})
+
+    @overrides
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        return self._dataset_reader.text_to_instance(self._tokens(json_dict))
+
+    def _tokens(self, json_dict: JsonDict) -> List[str]:
+        if "tokens" in json_dict:
+            tokens = json_dict["tokens"]
+            if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+                raise ConfigurationError(f"'tokens' must be a list of strings, got {tokens!r}")
+        elif "sentence" in json_dict:
+            tokens = [token.text for token in self._tokenizer(json_dict["sentence"])]
+            tokens = [token for token in tokens if token.strip()]
+        else:
+            raise ConfigurationError(
+                f"expected a 'sentence' string or a 'tokens' list, got keys {sorted(json_dict)}"
+            )
+        if not tokens:
+            raise ConfigurationError(f"no tokens to tag in {json_dict!r}")
+        return tokens
+
+    @overrides
+    def predict_instance(self, instance: Instance) -> JsonDict:
+        return self._select(super().predict_instance(instance))
+
+    @overrides
+    def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
+        return [self._select(output) for output in super().predict_batch_instance(instances)]
+
+    @staticmethod
+    def _select(output: JsonDict) -> JsonDict:
+        output["tokens"] = output.pop("words")
+        return {key: output[key] for key in _OUTPUT_KEYS}

@@ -1,0 +1,170 @@
+"""
+Draws the learned ELMo layer weights (softmax-normalised s_j of the scalar mix, and gamma)
+of one or more trained task models as a grouped bar chart (PNG, drawn with Pillow), and
+prints them as a table.
+
+Each input is a serialization dir (its latest `metrics_epoch_*.json`, keys `_elmo_mix0_*`
+as logged by `elmo_layer_weight_metrics`) or a `model.tar.gz` archive (the scalar-mix
+parameters in its weights), optionally named `task=path`:
+
+    python experiments/plot_layer_weights.py ner=/tmp/ner_elmo srl=/tmp/srl/model.tar.gz \
+        -o layer_weights.png
+"""
+import argparse
+import glob
+import io
+import json
+import math
+import os
+import re
+import tarfile
+from typing import Dict, List, Tuple
+
+from PIL import Image, ImageDraw, ImageFont
+
+# One mix's weights: layer name -> weight, plus "gamma".
+Mix = Dict[str, float]
+
+_METRIC_KEY = re.compile(r"^(training|validation)_(_elmo\d*)_mix(\d+)_(\w+)$")
+_MIX_PARAMETER = re.compile(r"^(.*)scalar_mixes\.(\d+)\.(scalar_parameters|gamma)$")
+_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3"]
+
+
+def mixes_from_metrics(serialization_dir: str) -> Dict[str, Mix]:
+    """The layer weights in the latest epoch's metrics, end-of-epoch (validation) values
+    when present."""
+    files = glob.glob(os.path.join(serialization_dir, "metrics_epoch_*.json"))
+    if not files:
+        raise ValueError(f"{serialization_dir}: no metrics_epoch_*.json (not a serialization dir?)")
+    latest = max(files, key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[-1]))
+    with open(latest, encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    by_phase: Dict[str, Dict[str, Mix]] = {}
+    for key, value in metrics.items():
+        match = _METRIC_KEY.match(key)
+        if match:
+            phase, elmo, mix, layer = match.groups()
+            by_phase.setdefault(phase, {}).setdefault(f"{elmo[1:]}.mix{mix}", {})[layer] = value
+    mixes = by_phase.get("validation") or by_phase.get("training")
+    if not mixes:
+        raise ValueError(f"{latest}: no _elmo_mix*_ metrics (was the model trained with ELMo?)")
+    return mixes
+
+
+def mixes_from_archive(archive: str) -> Dict[str, Mix]:
+    """The layer weights stored in a model archive's `weights.th`."""
+    import torch  # only archives need it
+
+    with tarfile.open(archive) as tar:
+        member = next((m for m in tar.getmembers() if m.name.endswith("weights.th")), None)
+        if member is None:
+            raise ValueError(f"{archive}: no weights.th inside (not an AllenNLP archive?)")
+        state = torch.load(io.BytesIO(tar.extractfile(member).read()), map_location="cpu")
+    raw: Dict[Tuple[str, str], Dict[str, torch.Tensor]] = {}
+    for name, value in state.items():
+        match = _MIX_PARAMETER.match(name)
+        if match:
+            owner, mix, kind = match.groups()
+            raw.setdefault((owner, mix), {})[kind] = value
+    if not raw:
+        raise ValueError(f"{archive}: no ELMo scalar mix in the weights")
+    owners = sorted({owner for owner, _ in raw})
+    mixes = {}
+    for (owner, mix), parts in sorted(raw.items()):
+        weights = torch.softmax(parts["scalar_parameters"].float(), dim=0).tolist()
+        names = ["token"] + [f"lstm_{i}" for i in range(1, len(weights))]
+        elmo = f"elmo{owners.index(owner) if len(owners) > 1 else ''}"
+        mixes[f"{elmo}.mix{mix}"] = {
+            **dict(zip(names, weights)),
+            "gamma": float(parts["gamma"]),
+        }
+    return mixes
+
+
+def read_mixes(path: str) -> Dict[str, Mix]:
+    if os.path.isdir(path):
+        return mixes_from_metrics(path)
+    if os.path.isfile(path) and tarfile.is_tarfile(path):
+        return mixes_from_archive(path)
+    raise ValueError(f"{path}: neither a serialization dir nor a model archive")
+
+
+def groups_of(inputs: List[str]) -> List[Tuple[str, Mix]]:
+    """One bar group per (task, mix); a task with one mix is labelled by its name alone."""
+    groups = []
+    for item in inputs:
+        name, _, path = item.rpartition("=")
+        name = name or os.path.basename(os.path.normpath(path))
+        mixes = read_mixes(path)
+        for mix_name, mix in sorted(mixes.items()):
+            groups.append((name if len(mixes) == 1 else f"{name} {mix_name}", mix))
+    return groups
+
+
+def layer_names(groups: List[Tuple[str, Mix]]) -> List[str]:
+    names = {name for _, mix in groups for name in mix if name != "gamma"}
+    return sorted(names, key=lambda n: (n != "token", int(n.split("_")[-1]) if "_" in n else 0))
+
+
+def font(size: int) -> ImageFont.ImageFont:
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow without FreeType sizes
+        return ImageFont.load_default()
+
+
+def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
+    layers = layer_names(groups)
+    bar, gap, left, top, plot_height = 28, 36, 70, 60, 300
+    group_width = bar * len(layers) + gap
+    width = left + group_width * len(groups) + 150
+    height = top + plot_height + 90
+    image = Image.new("RGB", (width, height), "white")
+    canvas = ImageDraw.Draw(image)
+    small, normal = font(12), font(15)
+    canvas.text((left, 15), title, fill="black", font=normal)
+    y_max = max(1.0, max(mix.get(l, 0.0) for _, mix in groups for l in layers))
+    y_of = lambda value: top + plot_height - value / y_max * plot_height  # noqa: E731
+    for tick in range(0, 11, 2):
+        value = tick / 10 * y_max
+        canvas.line([(left - 5, y_of(value)), (width - 150, y_of(value))], fill="#dddddd")
+        canvas.text((10, y_of(value) - 7), f"{value:.1f}", fill="black", font=small)
+    canvas.line([(left, top), (left, top + plot_height)], fill="black")
+    for g, (name, mix) in enumerate(groups):
+        x0 = left + gap // 2 + g * group_width
+        for i, layer in enumerate(layers):
+            if layer in mix:
+                x = x0 + i * bar
+                canvas.rectangle([x, y_of(mix[layer]), x + bar - 4, y_of(0)], fill=_COLOURS[i % 7])
+                canvas.text((x, y_of(mix[layer]) - 14), f"{mix[layer]:.2f}", fill="black", font=small)
+        canvas.text((x0, top + plot_height + 8), name, fill="black", font=normal)
+        canvas.text((x0, top + plot_height + 28), f"gamma {mix.get('gamma', math.nan):.2f}", fill="#555555", font=small)
+    for i, layer in enumerate(layers):
+        y = top + 10 + 22 * i
+        canvas.rectangle([width - 135, y, width - 121, y + 14], fill=_COLOURS[i % 7])
+        canvas.text((width - 115, y), layer, fill="black", font=normal)
+    image.save(output)
+
+
+def print_table(groups: List[Tuple[str, Mix]]) -> None:
+    layers = layer_names(groups) + ["gamma"]
+    print("| task | " + " | ".join(layers) + " |")
+    print("|---" * (len(layers) + 1) + "|")
+    for name, mix in groups:
+        print(f"| {name} | " + " | ".join(f"{mix.get(l, math.nan):.3f}" for l in layers) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("inputs", nargs="+", help="[task=]serialization_dir_or_model.tar.gz")
+    parser.add_argument("-o", "--output", default="elmo_layer_weights.png")
+    parser.add_argument("--title", default="Learned ELMo layer weights softmax(w) per task")
+    args = parser.parse_args()
+    groups = groups_of(args.inputs)
+    print_table(groups)
+    draw(groups, args.title, args.output)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

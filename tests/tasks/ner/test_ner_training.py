@@ -1,0 +1,105 @@
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from allennlp.commands import main
+from allennlp.commands.train import train_model_from_file
+
+import elmo_plugin.tasks.ner  # noqa: F401
+
+ROOT = Path(__file__).parents[3]
+WORD_DIM, NUM_FILTERS, ELMO_DIM = 8, 8, 32
+
+
+def tiny_overrides(encoder_input_size: int) -> str:
+    return json.dumps(
+        {
+            "train_data_path": "fixtures/ner/train.txt",
+            "validation_data_path": "fixtures/ner/dev.txt",
+            "test_data_path": "fixtures/ner/test.txt",
+            "trainer.num_epochs": 1,
+            "data_loader.batch_sampler.batch_size": 8,
+            "model.text_field_embedder.token_embedders.tokens.embedding_dim": WORD_DIM,
+            "model.text_field_embedder.token_embedders.token_characters.encoder.num_filters": NUM_FILTERS,
+            "model.encoder.input_size": encoder_input_size,
+            "model.encoder.hidden_size": 8,
+        }
+    )
+
+
+def train(config: str, serialization_dir: Path, encoder_input_size: int) -> dict:
+    train_model_from_file(
+        str(ROOT / "training_configs/ner" / config),
+        str(serialization_dir),
+        overrides=tiny_overrides(encoder_input_size),
+    )
+    return json.loads((serialization_dir / "metrics.json").read_text())
+
+
+def predict(archive: Path, tmp_path: Path, monkeypatch) -> list:
+    inputs = tmp_path / "input.jsonl"
+    inputs.write_text(
+        json.dumps({"sentence": "Peter Blackburn of the European Commission visited Brussels."})
+        + "\n"
+        + json.dumps({"tokens": ["EU", "rejects", "German", "call"]})
+        + "\n"
+    )
+    output = tmp_path / "predictions.jsonl"
+    argv = ["allennlp", "predict", str(archive), str(inputs), "--output-file", str(output)]
+    monkeypatch.setattr(sys, "argv", argv + ["--include-package", "elmo_plugin.tasks.ner", "--silent"])
+    main()
+    return [json.loads(line) for line in output.read_text().splitlines()]
+
+
+def check_metrics(metrics: dict) -> None:
+    assert math.isfinite(metrics["training_loss"])
+    for key in ("best_validation_f1-measure-overall", "test_f1-measure-overall"):
+        assert 0.0 <= metrics[key] <= 1.0
+
+
+def check_predictions(predictions: list) -> None:
+    first, second = predictions
+    assert first["tokens"] == ["Peter", "Blackburn", "of", "the", "European", "Commission", "visited", "Brussels", "."]
+    assert second["tokens"] == ["EU", "rejects", "German", "call"]
+    for prediction in predictions:
+        assert sorted(prediction) == ["spans", "tags", "tokens"]
+        assert len(prediction["tags"]) == len(prediction["tokens"])
+        for span in prediction["spans"]:
+            assert span["text"] == " ".join(prediction["tokens"][span["start"] : span["end"] + 1])
+
+
+def test_baseline_config_trains_evaluates_and_predicts(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    metrics = train("ner_baseline.jsonnet", tmp_path / "run", WORD_DIM + NUM_FILTERS)
+    check_metrics(metrics)
+    assert not any("_elmo" in key for key in metrics)
+    check_predictions(predict(tmp_path / "run" / "model.tar.gz", tmp_path, monkeypatch))
+
+
+def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run = tmp_path / "run"
+    metrics = train("ner_elmo.jsonnet", run, WORD_DIM + NUM_FILTERS + ELMO_DIM)
+    check_metrics(metrics)
+    epoch = json.loads((run / "metrics_epoch_0.json").read_text())
+    weights = [epoch[f"training__elmo_mix0_{name}"] for name in ("token", "lstm_1", "lstm_2")]
+    assert sum(weights) == pytest.approx(1.0)
+    # One epoch of training has moved the weights off the initial average.
+    assert max(weights) - min(weights) > 1e-6
+    assert "training_reg_loss" in epoch
+    check_predictions(predict(run / "model.tar.gz", tmp_path, monkeypatch))
+
+    plot = tmp_path / "weights.png"
+    script = ROOT / "experiments/plot_layer_weights.py"
+    inputs = [f"ner={run}", f"ner_archive={run / 'model.tar.gz'}"]
+    table = subprocess.run(
+        [sys.executable, str(script), *inputs, "-o", str(plot)], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    # The last epoch was the best, so the archive holds the weights its metrics logged.
+    from_metrics, from_archive = table[2].split("|")[2:-1], table[3].split("|")[2:-1]
+    assert from_metrics == from_archive and len(from_metrics) == 4
+    assert Image.open(plot).size[0] > 100
