@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.snli.dataset_readers.snli_jsonl import SnliJsonlReader

@@ -1,0 +1,137 @@
+import json
+import logging
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import Field, LabelField, MetadataField, TextField
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
+from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
+from overrides import overrides
+
+logger = logging.getLogger(__name__)
+
+NO_GOLD_LABEL = "-"
+
+
+@DatasetReader.register("snli_jsonl")
+class SnliJsonlReader(DatasetReader):
+    """
+    Reads SNLI-style jsonl (one pair a line: `{"gold_label", "sentence1", "sentence2"}`, as in
+    the official `snli_1.0_*.jsonl` and MultiNLI files) into instances with `premise` and
+    `hypothesis` `TextField`s, a `label` `LabelField` and `metadata` holding the tokens.
+
+    Pairs without a gold label (`"-"`, the SNLI mark for no annotator consensus, or no
+    `gold_label` field) are skipped and counted; the count is logged when a file is done and
+    kept in `num_skipped_without_label`. Sentences are split on whitespace by default, since
+    the SNLI `.tok` files are already tokenised.
+
+    Registered as a `DatasetReader` with name "snli_jsonl".
+
+    # Parameters
+
+    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+        Used for both sentences; ELMo models expect an `elmo_characters` indexer under the
+        key `"elmo"`.
+    tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)
+    **kwargs
+        Passed to `DatasetReader` (e.g. `max_instances`).
+    """
+
+    def __init__(
+        self,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        tokenizer: Optional[Tokenizer] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
+        )
+        self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._tokenizer = tokenizer or WhitespaceTokenizer()
+        self.num_skipped_without_label = 0
+
+    @overrides
+    def _read(self, file_path: str) -> Iterator[Instance]:
+        self.num_skipped_without_label = 0
+        for line_number, record in self.shard_iterable(self._records(file_path)):
+            label = record.get("gold_label")
+            if label is None or label == NO_GOLD_LABEL:
+                self.num_skipped_without_label += 1
+                continue
+            where = f"{file_path}, line {line_number}"
+            yield self.text_to_instance(
+                _string_field(record, "sentence1", where),
+                _string_field(record, "sentence2", where),
+                _string_field(record, "gold_label", where),
+                where=where,
+            )
+        logger.info(
+            "%s: skipped %d pairs without a gold label", file_path, self.num_skipped_without_label
+        )
+
+    def _records(self, file_path: str) -> Iterable[Tuple[int, Dict[str, Any]]]:
+        with open(cached_path(file_path), "rb") as data_file:
+            for line_number, raw_line in enumerate(data_file, start=1):
+                if raw_line.strip():
+                    yield line_number, _parse_record(raw_line, file_path, line_number)
+
+    @overrides
+    def text_to_instance(  # type: ignore
+        self,
+        premise: str,
+        hypothesis: str,
+        label: Optional[str] = None,
+        where: str = "input",
+    ) -> Instance:
+        """
+        `where` names the source of the pair (file and line) in error messages.
+        """
+        premise_tokens = self._tokenize(premise, f"{where}: sentence1")
+        hypothesis_tokens = self._tokenize(hypothesis, f"{where}: sentence2")
+        fields: Dict[str, Field] = {
+            "premise": TextField(premise_tokens, self._token_indexers),
+            "hypothesis": TextField(hypothesis_tokens, self._token_indexers),
+            "metadata": MetadataField(
+                {
+                    "premise_tokens": [token.text for token in premise_tokens],
+                    "hypothesis_tokens": [token.text for token in hypothesis_tokens],
+                }
+            ),
+        }
+        if label is not None:
+            fields["label"] = LabelField(label)
+        return Instance(fields)
+
+    def _tokenize(self, sentence: str, where: str) -> List[Token]:
+        tokens = self._tokenizer.tokenize(sentence)
+        if not tokens:
+            raise ConfigurationError(f"{where}: expected a sentence with at least one token")
+        return tokens
+
+
+def _parse_record(raw_line: bytes, file_path: str, line_number: int) -> Dict[str, Any]:
+    where = f"{file_path}, line {line_number}"
+    try:
+        record = json.loads(raw_line.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(f"{where}: not UTF-8 text ({error})") from error
+    except json.JSONDecodeError as error:
+        raise ConfigurationError(f"{where}: expected one JSON object a line ({error})") from error
+    if not isinstance(record, dict):
+        raise ConfigurationError(
+            f"{where}: expected a JSON object, got {type(record).__name__}"
+        )
+    return record
+
+
+def _string_field(record: Dict[str, Any], key: str, where: str) -> str:
+    if key not in record:
+        raise ConfigurationError(f'{where}: missing field "{key}"')
+    value = record[key]
+    if not isinstance(value, str):
+        raise ConfigurationError(
+            f'{where}: field "{key}" should be a string, got {type(value).__name__}'
+        )
+    return value

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.snli.models.esim_nli import EsimNli

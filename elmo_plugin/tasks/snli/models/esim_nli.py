@@ -1,0 +1,247 @@
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
+from allennlp.modules.input_variational_dropout import InputVariationalDropout
+from allennlp.modules.matrix_attention import DotProductMatrixAttention, MatrixAttention
+from allennlp.nn import InitializerApplicator
+from allennlp.nn.util import (
+    get_text_field_mask,
+    masked_max,
+    masked_mean,
+    masked_softmax,
+    weighted_sum,
+)
+from allennlp.training.metrics import CategoricalAccuracy
+from overrides import overrides
+
+from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+
+ELMO_INDEXER_KEY = "elmo"
+
+
+@Model.register("esim_nli")
+class EsimNli(Model):
+    """
+    The Enhanced Sequential Inference Model (ESIM, Chen et al. 2017) for natural language
+    inference, with ELMo at its input, its output, or both (Peters et al. 2018, Table 3).
+
+    Both sentences are embedded and encoded by the input encoder; a dot-product soft
+    alignment attends each to the other; each token's encoding `a` and its aligned
+    counterpart `b` are enhanced to `[a; b; a - b; a * b]`, projected, and composed by the
+    inference encoder; max and average pooling over both sentences feed the classifier.
+
+    ELMo follows the BCN pattern: the `elmo_characters` tensors under the text field key
+    `"elmo"` are taken out before the `text_field_embedder`, the biLM runs once per sentence,
+    and its representations are concatenated to the word embeddings (input) and to the input
+    encoder's output (output). With both, representation 0 is the input's and 1 the output's.
+
+    Registered as a `Model` with name "esim_nli".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    text_field_embedder : `TextFieldEmbedder`
+        Embeds the non-ELMo indexers of both sentences.
+    encoder : `Seq2SeqEncoder`
+        The input encoder (a biLSTM in ESIM).
+    projection_feedforward : `FeedForward`
+        Projects the enhanced `[a; b; a - b; a * b]` vectors before composition.
+    inference_encoder : `Seq2SeqEncoder`
+        The composition encoder (a biLSTM in ESIM).
+    output_feedforward : `FeedForward`
+        Hidden layers on the pooled `[avg_p; max_p; avg_h; max_h]` vector; a linear layer
+        to the labels follows.
+    matrix_attention : `MatrixAttention`, optional (default = `DotProductMatrixAttention()`)
+        The soft alignment between the encoded sentences.
+    elmo : `Elmo`, optional
+        Its `num_output_representations` must equal the number of ELMo places switched on.
+    use_input_elmo : `bool`, optional (default = `False`)
+        Concatenate an ELMo representation to the word embeddings.
+    use_output_elmo : `bool`, optional (default = `False`)
+        Concatenate an ELMo representation to the input encoder's output.
+    dropout : `float`, optional (default = `0.5`)
+        Variational dropout before both encoders and dropout before `output_feedforward`.
+    label_namespace : `str`, optional (default = `"labels"`)
+    initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
+    **kwargs
+        Passed to `Model` (e.g. `regularizer`).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Seq2SeqEncoder,
+        projection_feedforward: FeedForward,
+        inference_encoder: Seq2SeqEncoder,
+        output_feedforward: FeedForward,
+        matrix_attention: Optional[MatrixAttention] = None,
+        elmo: Optional[Elmo] = None,
+        use_input_elmo: bool = False,
+        use_output_elmo: bool = False,
+        dropout: float = 0.5,
+        label_namespace: str = "labels",
+        initializer: InitializerApplicator = InitializerApplicator(),
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        _check_elmo_places(elmo, use_input_elmo, use_output_elmo)
+        self._text_field_embedder = text_field_embedder
+        self._encoder = encoder
+        self._matrix_attention = matrix_attention or DotProductMatrixAttention()
+        self._projection_feedforward = projection_feedforward
+        self._inference_encoder = inference_encoder
+        self._output_feedforward = output_feedforward
+        self._elmo = elmo
+        self._use_input_elmo = use_input_elmo
+        self._use_output_elmo = use_output_elmo
+        self._rnn_input_dropout = InputVariationalDropout(dropout)
+        self._output_dropout = torch.nn.Dropout(dropout)
+        self._label_namespace = label_namespace
+        num_labels = vocab.get_vocab_size(label_namespace)
+        self._classification_layer = torch.nn.Linear(output_feedforward.get_output_dim(), num_labels)
+        self._check_dimensions()
+        self._accuracy = CategoricalAccuracy()
+        self._loss = torch.nn.CrossEntropyLoss()
+        initializer(self)
+
+    def _check_dimensions(self) -> None:
+        elmo_dim = self._elmo.get_output_dim() if self._elmo is not None else 0
+        embedding_dim = self._text_field_embedder.get_output_dim()
+        if self._use_input_elmo:
+            embedding_dim += elmo_dim
+        check_dimensions_match(
+            embedding_dim, self._encoder.get_input_dim(),
+            "embedding dim (+ ELMo at the input)", "encoder input dim",
+        )
+        encoding_dim = self._encoder.get_output_dim() + (elmo_dim if self._use_output_elmo else 0)
+        check_dimensions_match(
+            4 * encoding_dim, self._projection_feedforward.get_input_dim(),
+            "4 * (encoder output dim + ELMo at the output)", "projection_feedforward input dim",
+        )
+        check_dimensions_match(
+            self._projection_feedforward.get_output_dim(), self._inference_encoder.get_input_dim(),
+            "projection_feedforward output dim", "inference_encoder input dim",
+        )
+        check_dimensions_match(
+            4 * self._inference_encoder.get_output_dim(), self._output_feedforward.get_input_dim(),
+            "4 * inference_encoder output dim", "output_feedforward input dim",
+        )
+
+    @overrides
+    def forward(  # type: ignore
+        self,
+        premise: TextFieldTensors,
+        hypothesis: TextFieldTensors,
+        label: Optional[torch.IntTensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, torch.Tensor]:
+        """
+        # Returns
+
+        `label_logits` and `label_probs` `(batch_size, num_labels)`, and `loss` when
+        `label` is given.
+        """
+        encoded_premise, premise_mask = self._encode(premise)
+        encoded_hypothesis, hypothesis_mask = self._encode(hypothesis)
+        similarity = self._matrix_attention(encoded_premise, encoded_hypothesis)
+        aligned_hypothesis = weighted_sum(
+            encoded_hypothesis, masked_softmax(similarity, hypothesis_mask)
+        )
+        aligned_premise = weighted_sum(
+            encoded_premise, masked_softmax(similarity.transpose(1, 2).contiguous(), premise_mask)
+        )
+        pooled = torch.cat(
+            [
+                self._compose_and_pool(encoded_premise, aligned_hypothesis, premise_mask),
+                self._compose_and_pool(encoded_hypothesis, aligned_premise, hypothesis_mask),
+            ],
+            dim=-1,
+        )
+        hidden = self._output_feedforward(self._output_dropout(pooled))
+        logits = self._classification_layer(hidden)
+        output = {"label_logits": logits, "label_probs": torch.softmax(logits, dim=-1)}
+        if label is not None:
+            output["loss"] = self._loss(logits, label.long().view(-1))
+            self._accuracy(logits, label)
+        if metadata is not None:
+            output["premise_tokens"] = [m["premise_tokens"] for m in metadata]
+            output["hypothesis_tokens"] = [m["hypothesis_tokens"] for m in metadata]
+        return output
+
+    def _encode(self, tokens: TextFieldTensors) -> Tuple[torch.Tensor, torch.BoolTensor]:
+        mask = get_text_field_mask(tokens)
+        input_elmo, output_elmo = self._elmo_representations(tokens)
+        embedded = self._text_field_embedder(
+            {key: value for key, value in tokens.items() if key != ELMO_INDEXER_KEY or self._elmo is None}
+        )
+        if input_elmo is not None:
+            embedded = torch.cat([embedded, input_elmo], dim=-1)
+        encoded = self._encoder(self._rnn_input_dropout(embedded), mask)
+        if output_elmo is not None:
+            encoded = torch.cat([encoded, output_elmo], dim=-1)
+        return encoded, mask
+
+    def _elmo_representations(
+        self, tokens: TextFieldTensors
+    ) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
+        """One biLM run gives both the input's and the output's representation."""
+        if self._elmo is None:
+            return None, None
+        if ELMO_INDEXER_KEY not in tokens:
+            raise ConfigurationError(
+                f'esim_nli with elmo needs an "elmo_characters" token indexer under the key '
+                f'"{ELMO_INDEXER_KEY}"; the text field has {sorted(tokens)}'
+            )
+        representations = self._elmo(tokens[ELMO_INDEXER_KEY]["elmo_tokens"])["elmo_representations"]
+        input_elmo = representations.pop(0) if self._use_input_elmo else None
+        output_elmo = representations.pop(0) if self._use_output_elmo else None
+        return input_elmo, output_elmo
+
+    def _compose_and_pool(
+        self, encoded: torch.Tensor, aligned: torch.Tensor, mask: torch.BoolTensor
+    ) -> torch.Tensor:
+        enhanced = torch.cat([encoded, aligned, encoded - aligned, encoded * aligned], dim=-1)
+        projected = self._projection_feedforward(enhanced)
+        composed = self._inference_encoder(self._rnn_input_dropout(projected), mask)
+        time_mask = mask.unsqueeze(-1)
+        return torch.cat(
+            [masked_mean(composed, time_mask, dim=1), masked_max(composed, time_mask, dim=1)],
+            dim=-1,
+        )
+
+    @overrides
+    def make_output_human_readable(
+        self, output_dict: Dict[str, torch.Tensor]
+    ) -> Dict[str, torch.Tensor]:
+        """Adds the predicted `label` and `probabilities`, a dict from label to probability."""
+        label_names = [
+            self.vocab.get_token_from_index(index, namespace=self._label_namespace)
+            for index in range(self.vocab.get_vocab_size(self._label_namespace))
+        ]
+        label_probs = output_dict["label_probs"].detach().cpu()
+        output_dict["label"] = [label_names[index] for index in label_probs.argmax(dim=-1).tolist()]
+        probabilities = label_probs.tolist()
+        output_dict["probabilities"] = [dict(zip(label_names, row)) for row in probabilities]
+        return output_dict
+
+    @overrides
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return {"accuracy": self._accuracy.get_metric(reset), **elmo_layer_weight_metrics(self)}
+
+    default_predictor = "nli_pair"
+
+
+def _check_elmo_places(elmo: Optional[Elmo], use_input_elmo: bool, use_output_elmo: bool) -> None:
+    num_places = int(use_input_elmo) + int(use_output_elmo)
+    if elmo is None and num_places:
+        raise ConfigurationError("use_input_elmo/use_output_elmo need an `elmo` module")
+    if elmo is not None and num_places != len(elmo.scalar_mixes):
+        raise ConfigurationError(
+            f"elmo.num_output_representations is {len(elmo.scalar_mixes)} but "
+            f"{num_places} ELMo places (use_input_elmo, use_output_elmo) are switched on"
+        )

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.snli.predictors.nli_pair import NliPairPredictor

@@ -1,0 +1,90 @@
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Batch, Vocabulary
+from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
+
+from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
+
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "snli"
+SHARED_SPLIT = Path(__file__).parents[4] / "shared" / "data" / "snli_1.0" / "split"
+
+
+def write_lines(path: Path, lines) -> str:
+    path.write_bytes(b"".join(line if isinstance(line, bytes) else line.encode() + b"\n" for line in lines))
+    return str(path)
+
+
+def pair(label=None, premise="A man sleeps .", hypothesis="A person rests .") -> str:
+    record = {"sentence1": premise, "sentence2": hypothesis}
+    if label is not None:
+        record["gold_label"] = label
+    return json.dumps(record)
+
+
+def test_reads_premise_hypothesis_label_and_tokens():
+    instances = list(SnliJsonlReader().read(FIXTURES / "train.jsonl"))
+    assert len(instances) == 40
+    first = instances[0]
+    assert [t.text for t in first["premise"].tokens] == (
+        "Two women are embracing while holding to go packages .".split()
+    )
+    assert [t.text for t in first["hypothesis"].tokens][:3] == ["The", "sisters", "are"]
+    assert first["label"].label == "neutral"
+    assert first["metadata"]["hypothesis_tokens"][-1] == "."
+    assert {i["label"].label for i in instances} == {"entailment", "neutral", "contradiction"}
+
+
+def test_skips_and_counts_pairs_without_gold_label(tmp_path, caplog):
+    path = write_lines(
+        tmp_path / "pairs.jsonl",
+        [pair("entailment"), pair("-"), "", pair(None), pair("contradiction")],
+    )
+    reader = SnliJsonlReader()
+    with caplog.at_level(logging.INFO):
+        instances = list(reader.read(path))
+    assert [i["label"].label for i in instances] == ["entailment", "contradiction"]
+    assert reader.num_skipped_without_label == 2
+    assert "skipped 2 pairs without a gold label" in caplog.text
+
+
+def test_configured_indexers_include_elmo_characters():
+    reader = SnliJsonlReader(
+        token_indexers={"tokens": SingleIdTokenIndexer(), "elmo": ELMoTokenCharactersIndexer()}
+    )
+    instances = list(reader.read(FIXTURES / "dev.jsonl"))
+    batch = Batch(instances)
+    batch.index_instances(Vocabulary.from_instances(instances))
+    tensors = batch.as_tensor_dict()
+    longest = max(len(i["premise"].tokens) for i in instances)
+    assert tensors["premise"]["elmo"]["elmo_tokens"].shape == (len(instances), longest, 50)
+    assert tensors["label"].shape == (len(instances),)
+
+
+@pytest.mark.parametrize(
+    "bad_line, expected",
+    [
+        ('{"gold_label": "neutral", "sentence1": "A b .",', "expected one JSON object a line"),
+        ('["neutral", "A b .", "C d ."]', "expected a JSON object, got list"),
+        ('{"gold_label": "neutral", "sentence1": "A b ."}', 'missing field "sentence2"'),
+        ('{"gold_label": "neutral", "sentence1": 3, "sentence2": "C ."}', '"sentence1" should be a string'),
+        ('{"gold_label": "neutral", "sentence1": "  ", "sentence2": "C ."}', "sentence1: expected a sentence"),
+        (b'{"gold_label": "neutral", "sentence1": "caf\xe9", "sentence2": "C ."}\n', "not UTF-8"),
+    ],
+)
+def test_malformed_input_names_file_and_line(tmp_path, bad_line, expected):
+    path = write_lines(tmp_path / "bad.jsonl", [pair("entailment"), bad_line])
+    with pytest.raises(ConfigurationError) as error:
+        list(SnliJsonlReader().read(path))
+    assert f"{path}, line 2" in str(error.value)
+    assert expected in str(error.value)
+
+
+@pytest.mark.skipif(not SHARED_SPLIT.exists(), reason="../shared/data is absent")
+def test_reads_the_fixed_train_split():
+    reader = SnliJsonlReader()
+    assert sum(1 for _ in reader.read(SHARED_SPLIT / "train.jsonl")) == 8842
+    assert reader.num_skipped_without_label == 0

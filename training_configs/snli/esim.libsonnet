@@ -1,0 +1,89 @@
+// ESIM (Chen et al. 2017) on SNLI, with ELMo at its input and/or output (Peters et al. 2018,
+// Table 3). The four snli_*.jsonnet configs set the two hidden switches below; a config of
+// your own can change any hidden field, e.g. another biLM (its elmo_dim is 2 * the
+// `projection_dim` in its options.json; 1024 for the original ELMo):
+//
+//   local elmo = import "../common/elmo.libsonnet";
+//   (import "esim.libsonnet") + {
+//     use_input_elmo:: true, use_output_elmo:: true,
+//     elmo_settings:: elmo + { options_file: "/models/elmo/options.json", weight_file: "/models/elmo/weights.hdf5" },
+//     elmo_dim:: 1024,
+//   }
+//
+// Data paths default to the fixed splits (../common/data.libsonnet); override them with
+//   allennlp train ... -o '{"train_data_path": "/data/snli_1.0/snli_1.0_train.jsonl"}'
+local data = import "../common/data.libsonnet";
+local elmo = import "../common/elmo.libsonnet";
+local embeddings = import "../common/embeddings.libsonnet";
+local optimizer = import "../common/optimizer.libsonnet";
+
+{
+  use_input_elmo:: false,
+  use_output_elmo:: false,
+  elmo_settings:: elmo,
+  elmo_dim:: 32,  // fixtures/elmo: projection_dim 16
+  elmo_dropout:: 0.5,
+  word_dim:: 100,
+  hidden_dim:: 300,
+  dropout:: 0.5,
+  num_epochs:: 10,
+  batch_size:: 32,
+  lr:: 0.0004,
+
+  local uses_elmo = self.use_input_elmo || self.use_output_elmo,
+  local num_elmo_places = (if self.use_input_elmo then 1 else 0) + (if self.use_output_elmo then 1 else 0),
+  local embedding_dim = embeddings.dim(self.word_dim) + (if self.use_input_elmo then self.elmo_dim else 0),
+  local encoding_dim = 2 * self.hidden_dim + (if self.use_output_elmo then self.elmo_dim else 0),
+  local bilstm(input_size, hidden_size) = {
+    type: "lstm", input_size: input_size, hidden_size: hidden_size, bidirectional: true,
+  },
+  // Only the task's own layers: the initializer must never touch the pretrained biLM.
+  local task_layers = "^_(encoder|inference_encoder|projection_feedforward|output_feedforward|classification_layer)",
+
+  dataset_reader: {
+    type: "snli_jsonl",
+    token_indexers: embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {}),
+  },
+  train_data_path: data.snli.train,
+  validation_data_path: data.snli.dev,
+  test_data_path: data.snli.test,
+  evaluate_on_test: true,
+
+  model: {
+    type: "esim_nli",
+    text_field_embedder: {
+      token_embedders: {
+        tokens: embeddings.word_embedder($.word_dim),
+        token_characters: embeddings.char_embedder(),
+      },
+    },
+    [if uses_elmo then "elmo"]: $.elmo_settings.module(num_output_representations=num_elmo_places,
+                                                       dropout=$.elmo_dropout),
+    use_input_elmo: $.use_input_elmo,
+    use_output_elmo: $.use_output_elmo,
+    encoder: bilstm(embedding_dim, $.hidden_dim),
+    projection_feedforward: {
+      input_dim: 4 * encoding_dim, hidden_dims: $.hidden_dim, num_layers: 1, activations: "relu",
+    },
+    inference_encoder: bilstm($.hidden_dim, $.hidden_dim),
+    output_feedforward: {
+      input_dim: 8 * $.hidden_dim, hidden_dims: $.hidden_dim, num_layers: 1, activations: "tanh",
+    },
+    dropout: $.dropout,
+    initializer: {
+      regexes: [
+        [task_layers + ".*(linear_layers|classification_layer).*weight", { type: "xavier_uniform" }],
+        [task_layers + ".*weight_ih.*", { type: "xavier_uniform" }],
+        [task_layers + ".*weight_hh.*", { type: "orthogonal" }],
+        [task_layers + ".*bias_ih.*", { type: "zero" }],
+        [task_layers + ".*bias_hh.*", { type: "lstm_hidden_bias" }],
+      ],
+    },
+    [if uses_elmo then "regularizer"]: elmo.regularizer(0.001),
+  },
+  data_loader: optimizer.data_loader($.batch_size) + {
+    batch_sampler+: { sorting_keys: ["premise", "hypothesis"] },
+  },
+  trainer: optimizer.trainer(num_epochs=$.num_epochs, lr=$.lr, patience=3,
+                             validation_metric="+accuracy", grad_norm=10.0),
+}

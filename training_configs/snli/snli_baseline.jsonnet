@@ -1,0 +1,2 @@
+// ESIM without ELMo (word + character embeddings trained from scratch).
+(import "esim.libsonnet")
