@@ -1,0 +1,4 @@
+from elmo_plugin.tasks.srl.dataset_readers.conll_srl_columns import ConllSrlColumnsReader
+from elmo_plugin.tasks.srl.dataset_readers.universal_propbank_srl import (
+    UniversalPropbankSrlReader,
+)

@@ -1,0 +1,127 @@
+import logging
+from typing import Dict, Iterable, List, Optional
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+from allennlp.data.dataset_readers.dataset_reader import DatasetReader
+from allennlp.data.instance import Instance
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
+from overrides import overrides
+
+from elmo_plugin.tasks.srl.dataset_readers.dependency_spans import (
+    dependency_subtrees,
+    head_labels_to_bio,
+    head_labels_to_tags,
+)
+from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
+    PropbankSentence,
+    read_propbank_conllu,
+)
+from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
+
+logger = logging.getLogger(__name__)
+
+LABEL_MODES = ("span", "head")
+
+
+@DatasetReader.register("universal_propbank_srl")
+class UniversalPropbankSrlReader(DatasetReader):
+    """
+    Reads Universal PropBank files (e.g. UP 1.0 English-EWT): CoNLL-U plus a predicate
+    column (11, a PropBank roleset on each predicate) and one argument column per predicate
+    (12 ...), with each argument's role on its syntactic head word.
+
+    Each predicate of a sentence becomes one `Instance` (see `srl_instance`): "tokens",
+    "predicate_indicator" (0/1), "tags" and "metadata" ("words", "predicate_index",
+    "gold_tags", "label_mode"). Sentences without predicates give no instance. Enhanced-UD empty nodes
+    (IDs like `8.1`) and multiword-token lines are skipped. Sentences whose column 11 is
+    empty (UP's unannotated sentences, with `_=` in column 10) count as predicate-less.
+
+    The tags depend on `label_mode`:
+
+    * `"head"`: the role on each argument head word, `V` on the predicate (the token with
+      the roleset), `C-V` on the other parts of a multiword predicate (the particle of
+      `blow_up.06`, which the file marks `V` or `C-V`), `O` elsewhere (CoNLL-2009-style
+      dependency SRL).
+    * `"span"`: BIO tags over each argument head's dependency subtree (column 7), `B-V` on
+      the predicate, `B-C-V` on other predicate parts. A subtree that holds the predicate
+      or another argument of the same predicate is cut so that no span overlaps: the
+      predicate's tokens and the nested argument's subtree are removed, and the span is the
+      run of consecutive remaining tokens around the head (see
+      `dependency_spans.argument_spans`).
+
+    Registered as a `DatasetReader` with name "universal_propbank_srl".
+
+    # Parameters
+
+    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+        E.g. words, characters, and `elmo_characters` for ELMo.
+    label_mode : `str`, optional (default = `"span"`)
+        `"span"` or `"head"`.
+    label_namespace : `str`, optional (default = `"span_labels"` or `"head_labels"`)
+        One namespace per label mode, so a config can reserve the tags of both and switch
+        modes with `label_mode` alone.
+    """
+
+    def __init__(
+        self,
+        token_indexers: Dict[str, TokenIndexer] = None,
+        label_mode: str = "span",
+        label_namespace: Optional[str] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
+        )
+        if label_mode not in LABEL_MODES:
+            raise ConfigurationError(
+                f"label_mode must be one of {LABEL_MODES}, found {label_mode!r}"
+            )
+        self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._label_mode = label_mode
+        self._label_namespace = label_namespace or f"{label_mode}_labels"
+
+    @overrides
+    def _read(self, file_path: str) -> Iterable[Instance]:
+        file_path = cached_path(file_path)
+        with open(file_path, encoding="utf-8") as conllu_file:
+            logger.info("Reading Universal PropBank SRL instances from %s", file_path)
+            sentences = read_propbank_conllu(conllu_file, file_path)
+            for sentence in self.shard_iterable(sentences):
+                yield from self._sentence_instances(sentence, file_path)
+
+    def _sentence_instances(
+        self, sentence: PropbankSentence, file_path: str
+    ) -> Iterable[Instance]:
+        try:
+            dependency_subtrees(sentence.heads)  # a HEAD cycle is an error in either mode
+            all_tags = [
+                self._tags(sentence.heads, predicate_index, labels)
+                for predicate_index, labels in zip(
+                    sentence.predicate_indices, sentence.argument_labels
+                )
+            ]
+        except ValueError as error:
+            raise ConfigurationError(
+                f"{file_path}, sentence starting at line {sentence.first_line}: {error}"
+            ) from error
+        for predicate_index, tags in zip(sentence.predicate_indices, all_tags):
+            yield self.text_to_instance(sentence.words, predicate_index, tags)
+
+    def _tags(self, heads: List[int], predicate_index: int, labels: List[str]) -> List[str]:
+        if self._label_mode == "span":
+            return head_labels_to_bio(heads, predicate_index, labels)
+        return head_labels_to_tags(predicate_index, labels)
+
+    @overrides
+    def text_to_instance(  # type: ignore
+        self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
+    ) -> Instance:
+        return srl_instance(
+            words,
+            predicate_index,
+            self._token_indexers,
+            tags,
+            self._label_namespace,
+            self._label_mode,
+        )

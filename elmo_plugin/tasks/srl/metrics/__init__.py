@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.srl.metrics.dependency_srl_f1 import DependencySrlF1

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.srl.models.deep_srl import DeepSrl

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor

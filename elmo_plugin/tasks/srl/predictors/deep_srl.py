@@ -1,0 +1,126 @@
+from typing import List, Optional
+
+from allennlp.common.util import JsonDict, sanitize
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
+from allennlp.predictors.predictor import Predictor
+from overrides import overrides
+
+NO_ROLE = "O"
+
+
+@Predictor.register("deep_srl")
+class DeepSrlPredictor(Predictor):
+    """
+    Semantic role labels for given predicates with a "deep_srl" model.
+
+    Input: `{"sentence": "..."}` (split into words by spaCy's rule-based English tokenizer)
+    or `{"tokens": [...]}`, and the predicates, as `"predicate_indices": [0-based word
+    indices]` or `"verbs": [words]` (every occurrence of each word). The predicates are
+    required: the model labels arguments of given predicates and does not find predicates.
+
+    Output: `{"words": [...], "verbs": [{"verb", "predicate_index", "tags", "description"}]}`,
+    one entry per predicate, where "description" brackets the arguments, e.g.
+    `[ARG0: President Bush] [V: nominated] [ARG1: two individuals]` (span tags) or
+    `President [ARG0: Bush] [V: nominated] two [ARG1: individuals]` (head tags).
+
+    Registered as a `Predictor` with name "deep_srl".
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+        A reader with `text_to_instance(words, predicate_index)` ("universal_propbank_srl"
+        or "conll_srl_columns").
+    frozen : `bool`, optional (default = `True`)
+    """
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        self._spacy = None
+
+    @overrides
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        words = self._words(inputs)
+        predicate_indices = _predicate_indices(inputs, words)
+        instances = [self._dataset_reader.text_to_instance(words, i) for i in predicate_indices]
+        outputs = self._model.forward_on_instances(instances) if instances else []
+        verbs = [
+            {
+                "verb": words[i],
+                "predicate_index": i,
+                "tags": output["tags"],
+                "description": bracketed_description(words, output["tags"]),
+            }
+            for i, output in zip(predicate_indices, outputs)
+        ]
+        return sanitize({"words": words, "verbs": verbs})
+
+    @overrides
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        return [self.predict_json(one) for one in inputs]
+
+    @overrides
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        raise NotImplementedError(
+            "a sentence gives one instance per predicate: use predict_json"
+        )
+
+    def _words(self, inputs: JsonDict) -> List[str]:
+        if "tokens" in inputs:
+            return list(inputs["tokens"])
+        if "sentence" in inputs:
+            return [token.text for token in self._tokenizer()(inputs["sentence"])]
+        raise ValueError(
+            f"expected a 'sentence' or 'tokens' key in the input, found {sorted(inputs)}"
+        )
+
+    def _tokenizer(self):
+        if self._spacy is None:
+            import spacy  # only here: "tokens" inputs need no spaCy
+
+            self._spacy = spacy.blank("en")  # rule-based: no model download
+        return self._spacy
+
+
+def _predicate_indices(inputs: JsonDict, words: List[str]) -> List[int]:
+    if "predicate_indices" in inputs:
+        indices = [int(i) for i in inputs["predicate_indices"]]
+        for i in indices:
+            if not 0 <= i < len(words):
+                raise ValueError(
+                    f"predicate index {i} is outside the sentence of {len(words)} words {words}"
+                )
+        return indices
+    if "verbs" in inputs:
+        verbs = set(inputs["verbs"])
+        return [i for i, word in enumerate(words) if word in verbs]
+    raise ValueError(
+        "the input names no predicates: give 'predicate_indices' (0-based word indices) or "
+        "'verbs' (words)"
+    )
+
+
+def bracketed_description(words: List[str], tags: List[str]) -> str:
+    """
+    The words with each labelled span in brackets: BIO spans (`B-X I-X ...`) become
+    `[X: w1 w2]`, any other non-`O` tag (head mode) labels its single word.
+    """
+    pieces: List[str] = []
+    label: Optional[str] = None
+    span: List[str] = []
+    for word, tag in zip(words, tags):
+        continues_span = tag.startswith("I-") and label == tag[2:]
+        if span and not continues_span:
+            pieces.append(f"[{label}: {' '.join(span)}]")
+            span, label = [], None
+        if continues_span:
+            span.append(word)
+        elif tag == NO_ROLE:
+            pieces.append(word)
+        else:
+            label = tag[2:] if tag[:2] in ("B-", "I-") else tag
+            span = [word]
+    if span:
+        pieces.append(f"[{label}: {' '.join(span)}]")
+    return " ".join(pieces)

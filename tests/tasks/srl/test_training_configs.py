@@ -1,0 +1,109 @@
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from allennlp.commands import main
+from allennlp.commands.train import train_model_from_file
+from allennlp.common.util import import_module_and_submodules
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = ROOT / "fixtures" / "srl"
+TRAIN = FIXTURES / "up_english_ewt_train_slice.conllu"
+
+# Small sizes: word 10 + characters 8 + predicate 4 (+ the fixture biLM's 32 for ELMo).
+SMALL = {
+    "train_data_path": str(TRAIN),
+    "validation_data_path": str(TRAIN),
+    "test_data_path": str(TRAIN),
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 10,
+    "model.text_field_embedder.token_embedders.token_characters.encoder.num_filters": 8,
+    "model.predicate_embedding_dim": 4,
+    "model.encoder.hidden_size": 8,
+    "model.encoder.num_layers": 2,
+    "trainer.num_epochs": 1,
+    "data_loader.batch_sampler.batch_size": 16,
+}
+CONFIGS = [
+    ("srl_baseline.jsonnet", "span", 22),
+    ("srl_elmo.jsonnet", "span", 22 + 32),
+    ("srl_baseline.jsonnet", "head", 22),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    # Tiny models on a shared machine: threads only contend (linear layers run ~6x slower).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=lambda c: f"{c[0]}-{c[1]}")
+def trained(request, tmp_path_factory):
+    config, label_mode, input_size = request.param
+    import_module_and_submodules("elmo_plugin")
+    overrides = dict(
+        SMALL,
+        **{
+            "model.encoder.input_size": input_size,
+            "dataset_reader.label_mode": label_mode,
+            "model.label_mode": label_mode,
+        },
+    )
+    serialization_dir = tmp_path_factory.mktemp("srl")
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
+    try:
+        train_model_from_file(
+            str(ROOT / "training_configs" / "srl" / config),
+            str(serialization_dir),
+            overrides=json.dumps(overrides),
+        )
+    finally:
+        os.chdir(cwd)
+    return config, label_mode, serialization_dir
+
+
+def test_one_epoch_gives_sensible_metrics(trained):
+    config, _, serialization_dir = trained
+    metrics = json.loads((serialization_dir / "metrics.json").read_text())
+    assert math.isfinite(metrics["training_loss"]) and metrics["training_loss"] > 0
+    for split in ("training", "validation", "test"):
+        for name in ("precision-overall", "recall-overall", "f1-measure-overall"):
+            assert 0.0 <= metrics[f"{split}_{name}"] <= 1.0
+    elmo_weights = [name for name in metrics if name.startswith("training__elmo_mix0_")]
+    assert bool(elmo_weights) == ("elmo" in config)
+
+
+def test_allennlp_predict_on_the_archive(trained, tmp_path, monkeypatch):
+    _, label_mode, serialization_dir = trained
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text(
+        json.dumps({"sentence": "Bush nominated Anderson for a term.", "verbs": ["nominated"]})
+        + "\n"
+        + json.dumps({"tokens": ["He", "said", "she", "left"], "predicate_indices": [1, 3]})
+        + "\n"
+    )
+    output = tmp_path / "predictions.jsonl"
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["allennlp", "predict", str(serialization_dir / "model.tar.gz"), str(inputs),
+         "--output-file", str(output), "--include-package", "elmo_plugin", "--silent"],
+    )
+    main()
+    first, second = [json.loads(line) for line in output.read_text().splitlines()]
+    assert first["words"] == ["Bush", "nominated", "Anderson", "for", "a", "term", "."]
+    (nominated,) = first["verbs"]
+    assert nominated["predicate_index"] == 1 and len(nominated["tags"]) == 7
+    assert [v["verb"] for v in second["verbs"]] == ["said", "left"]
+    for verb in first["verbs"] + second["verbs"]:
+        assert verb["description"]
+        if label_mode == "span":
+            assert all(t == "O" or t[:2] in ("B-", "I-") for t in verb["tags"])
