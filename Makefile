@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): setup.cfg setup.py constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -q -c constraints.txt --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
 	@touch $(STAMP)
 

@@ -145,12 +145,14 @@ class ElmoCharacterEncoder(torch.nn.Module):
         if not self._cache_usable():
             return self._encode(type_ids)
         keys = [row.tobytes() for row in type_ids.to(torch.int16).cpu().numpy()]
-        missing = [i for i, key in enumerate(keys) if key not in self._type_cache]
+        found = [self._type_cache.get(key) for key in keys]
+        missing = [i for i, encoding in enumerate(found) if encoding is None]
         if missing:
-            encoded = self._encode(type_ids[missing])
+            encoded = self._encode(type_ids[missing]).detach()
             for row, i in enumerate(missing):
+                found[i] = encoded[row]
                 self._remember(keys[i], encoded[row])
-        return torch.stack([self._type_cache[key] for key in keys])
+        return torch.stack(found)
 
     def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
         embedded = torch.nn.functional.embedding(type_ids, self.char_embedding).transpose(1, 2)
@@ -169,7 +171,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
     def _remember(self, key: bytes, encoding: torch.Tensor) -> None:
         if len(self._type_cache) >= self.cache_size:
             self._type_cache.popitem(last=False)
-        self._type_cache[key] = encoding.detach()
+        self._type_cache[key] = encoding
 
     def clear_cache(self) -> None:
         self._type_cache.clear()

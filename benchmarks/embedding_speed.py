@@ -1,0 +1,196 @@
+"""
+Embedding throughput of our `Elmo` against AllenNLP's `Elmo`, same weights, same sentences,
+same threads, in one run.
+
+Sentences are real: the first ones of ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz.
+Weights are random at the published sizes ("small": 2x1024_128_2048cnn_1xhighway, "original":
+2x4096_512_2048cnn_2xhighway), written once in the bilm-tf format and loaded by both.
+Each measurement runs in a fresh subprocess (so each has its own peak memory and starts
+cold: no token or activation cache carried over); the two implementations alternate, and
+the medians of `--runs` runs are reported with their ratio. Outputs are compared too.
+
+    python benchmarks/embedding_speed.py --sizes small original --runs 3
+"""
+import argparse
+import json
+import lzma
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+CORPUS = os.path.join(DATA, "lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+
+FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
+SIZES = {
+    "small": {"dim": 1024, "projection_dim": 128, "n_highway": 1},
+    "original": {"dim": 4096, "projection_dim": 512, "n_highway": 2},
+}
+
+
+def bilm_tf_options(size: str) -> Dict:
+    spec = SIZES[size]
+    return {
+        "bidirectional": True,
+        "char_cnn": {
+            "activation": "relu",
+            "embedding": {"dim": 16},
+            "filters": FILTERS,
+            "max_characters_per_token": 50,
+            "n_characters": 262,
+            "n_highway": spec["n_highway"],
+        },
+        "lstm": {
+            "cell_clip": 3,
+            "dim": spec["dim"],
+            "n_layers": 2,
+            "proj_clip": 3,
+            "projection_dim": spec["projection_dim"],
+            "use_skip_connections": True,
+        },
+    }
+
+
+def write_random_model(size: str, directory: str) -> None:
+    import torch
+
+    from elmo_plugin.elmo import ElmoBiLm, save_bilm
+
+    torch.manual_seed(0)
+    bilm = ElmoBiLm.from_options(bilm_tf_options(size))
+    with torch.no_grad():
+        for parameter in bilm.parameters():
+            parameter.mul_(0.5)  # keep random activations away from the clipping bounds
+    save_bilm(bilm, directory)
+
+
+def read_sentences(count: int) -> List[List[str]]:
+    sentences = []
+    with lzma.open(CORPUS, "rt", encoding="utf-8") as corpus:
+        for line in corpus:
+            tokens = line.split()
+            if tokens:
+                sentences.append(tokens)
+            if len(sentences) == count:
+                break
+    return sentences
+
+
+def batches(sentences, batch_size):
+    for start in range(0, len(sentences), batch_size):
+        yield sentences[start : start + batch_size]
+
+
+def worker(implementation: str, model_dir: str, sentences_file: str, batch_size: int, out: str):
+    import torch
+    from allennlp.modules.elmo import batch_to_ids
+
+    torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))
+    options = os.path.join(model_dir, "options.json")
+    weights = os.path.join(model_dir, "weights.hdf5")
+    if implementation == "allennlp":
+        from allennlp.modules.elmo import Elmo
+
+        elmo = Elmo(options, weights, 1, dropout=0.0)
+        bilm = elmo._elmo_lstm
+
+        def run(ids):
+            bilm._elmo_lstm.reset_states()  # stateless, like ours by default
+            return bilm(ids)["activations"]
+
+    else:
+        from elmo_plugin.elmo import Elmo
+
+        elmo = Elmo(options, weights, 1, dropout=0.0)
+        run = lambda ids: elmo.bilm(ids)["activations"]  # noqa: E731
+    elmo.eval()
+    with open(sentences_file) as handle:
+        sentences = json.load(handle)
+    tokens = sum(len(s) for s in sentences)
+    checksum = []
+    with torch.no_grad():
+        start = time.perf_counter()
+        for batch in batches(sentences, batch_size):
+            activations = run(batch_to_ids(batch))
+            checksum.append([float(layer.abs().sum()) for layer in activations])
+        elapsed = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open(out, "w") as handle:
+        json.dump(
+            {"tokens_per_s": tokens / elapsed, "seconds": elapsed, "peak_mb": peak_mb,
+             "checksum": checksum}, handle
+        )
+
+
+def measure(implementation, model_dir, sentences_file, batch_size) -> Dict:
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(
+            [sys.executable, __file__, "--worker", implementation, "--model-dir", model_dir,
+             "--sentences-file", sentences_file, "--batch-size", str(batch_size),
+             "--out", out.name],
+            check=True,
+        )
+        with open(out.name) as handle:
+            return json.load(handle)
+
+
+def max_relative_difference(a, b) -> float:
+    return max(
+        abs(x - y) / max(abs(x), 1e-6) for batch_a, batch_b in zip(a, b) for x, y in zip(batch_a, batch_b)
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=list(SIZES))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--sentences", type=int, default=None,
+                        help="sentences per run (default: 256 small, 64 original)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--model-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--sentences-file", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.out)
+        return
+    if not os.path.exists(CORPUS):
+        sys.exit(f"needs {CORPUS} (../shared/data beside the project root)")
+    print(f"threads: {os.environ.get('BENCH_THREADS', '2')}, batch size {args.batch_size}, "
+          f"{args.runs} runs each, medians; corpus {os.path.relpath(CORPUS)}")
+    print("| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
+          "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for size in args.sizes:
+        count = args.sentences or (256 if size == "small" else 64)
+        sentences = read_sentences(count)
+        with tempfile.TemporaryDirectory() as model_dir:
+            write_random_model(size, model_dir)
+            sentences_file = os.path.join(model_dir, "sentences.json")
+            with open(sentences_file, "w") as handle:
+                json.dump(sentences, handle)
+            results = {"allennlp": [], "ours": []}
+            for _ in range(args.runs):
+                for implementation in ("allennlp", "ours"):
+                    results[implementation].append(
+                        measure(implementation, model_dir, sentences_file, args.batch_size)
+                    )
+        speed = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in results.items()}
+        peak = {k: statistics.median(r["peak_mb"] for r in v) for k, v in results.items()}
+        difference = max_relative_difference(
+            results["allennlp"][0]["checksum"], results["ours"][0]["checksum"]
+        )
+        tokens = sum(len(s) for s in sentences)
+        print(f"| {size} | {count} | {tokens} | {speed['allennlp']:.0f} | {speed['ours']:.0f} | "
+              f"{speed['ours'] / speed['allennlp']:.2f}x | {peak['allennlp']:.0f} | "
+              f"{peak['ours']:.0f} | {difference:.1e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

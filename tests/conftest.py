@@ -1,0 +1,60 @@
+import json
+import lzma
+import os
+from typing import Callable, List
+
+import pytest
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
+SHARED_DATA = os.path.join(os.path.dirname(PROJECT_ROOT), "shared", "data")
+
+
+@pytest.fixture(autouse=True)
+def _run_from_project_root(monkeypatch):
+    # Configs name data relative to the project root, as the README runs them.
+    monkeypatch.chdir(PROJECT_ROOT)
+
+
+@pytest.fixture
+def elmo_options() -> str:
+    """The tiny bilm-tf-format test biLM of AllenNLP (fixtures/elmo)."""
+    return os.path.join(FIXTURES, "elmo", "options.json")
+
+
+@pytest.fixture
+def elmo_weights() -> str:
+    return os.path.join(FIXTURES, "elmo", "lm_weights.hdf5")
+
+
+@pytest.fixture
+def sentences() -> List[List[str]]:
+    """The 30 sentences AllenNLP's ELMo tests use."""
+    with open(os.path.join(FIXTURES, "elmo", "sentences.json")) as handle:
+        return [line.split() for group in json.load(handle) for line in group]
+
+
+@pytest.fixture
+def shared_data() -> str:
+    """../shared/data beside the project; tests that need it skip without it."""
+    if not os.path.isdir(SHARED_DATA):
+        pytest.skip("../shared/data is not beside the project")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def corpus_sentences(shared_data) -> Callable[[int], List[List[str]]]:
+    """The first sentences of the tokenised held-out Wikipedia corpus of ../shared/data."""
+    path = os.path.join(shared_data, "lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+
+    def read(count: int) -> List[List[str]]:
+        found = []
+        with lzma.open(path, "rt", encoding="utf-8") as corpus:
+            for line in corpus:
+                if line.split():
+                    found.append(line.split())
+                if len(found) == count:
+                    break
+        return found
+
+    return read

@@ -1,0 +1,119 @@
+import json
+
+import h5py
+import pytest
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.elmo import batch_to_ids
+
+from elmo_plugin.elmo import ElmoBiLm, load_bilm, read_options, save_bilm
+from elmo_plugin.elmo.bilm_tf_format import read_weights
+
+
+def test_write_then_read_gives_the_same_biLM(elmo_options, elmo_weights, sentences, tmp_path):
+    original = load_bilm(elmo_options, elmo_weights).eval()
+    save_bilm(original, str(tmp_path))
+    reloaded = load_bilm(str(tmp_path / "options.json"), str(tmp_path / "weights.hdf5")).eval()
+    for (name, a), (_, b) in zip(original.state_dict().items(), reloaded.state_dict().items()):
+        if name != "character_encoder.char_embedding":  # the unused 262nd row is not stored
+            assert torch.equal(a, b), name
+    ids = batch_to_ids(sentences[:5])
+    with torch.no_grad():
+        for a, b in zip(original(ids)["activations"], reloaded(ids)["activations"]):
+            assert torch.equal(a, b)
+
+
+def test_written_weights_have_the_published_layout(elmo_options, elmo_weights, tmp_path):
+    save_bilm(load_bilm(elmo_options, elmo_weights), str(tmp_path))
+    with h5py.File(elmo_weights, "r") as published, h5py.File(tmp_path / "weights.hdf5", "r") as ours:
+        names = []
+        published.visititems(lambda name, item: names.append(name) if isinstance(item, h5py.Dataset) else None)
+        for name in names:
+            assert ours[name].shape == published[name].shape, name
+            assert abs(ours[name][...] - published[name][...]).max() < 1e-6, name
+
+
+def test_char_embedding_with_262_rows_is_read(elmo_options, elmo_weights, tmp_path):
+    path = tmp_path / "weights.hdf5"
+    with h5py.File(elmo_weights, "r") as source, h5py.File(path, "w") as target:
+        for key in source:
+            source.copy(key, target)
+        rows = target["char_embed"][...]
+        del target["char_embed"]
+        target["char_embed"] = torch.cat([torch.from_numpy(rows), torch.ones(1, rows.shape[1])]).numpy()
+    bilm = load_bilm(elmo_options, str(path))
+    assert torch.equal(bilm.character_encoder.char_embedding[262], torch.ones(rows.shape[1]))
+
+
+def test_options_that_disagree_with_weights_name_the_tensor_and_shapes(elmo_options, elmo_weights, tmp_path):
+    options = json.load(open(elmo_options))
+    options["lstm"]["dim"] = 128
+    changed = tmp_path / "options.json"
+    changed.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError) as error:
+        load_bilm(str(changed), elmo_weights)
+    message = str(error.value)
+    assert "RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0" in message
+    assert "(32, 256)" in message and "(32, 512)" in message
+
+
+def test_missing_tensor_is_named(elmo_options, elmo_weights, tmp_path):
+    options = json.load(open(elmo_options))
+    options["char_cnn"]["n_highway"] = 3
+    changed = tmp_path / "options.json"
+    changed.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError, match="no tensor 'CNN_high_2/W_transform'"):
+        load_bilm(str(changed), elmo_weights)
+
+
+def test_missing_weight_file(elmo_options, tmp_path):
+    with pytest.raises((ConfigurationError, FileNotFoundError), match="weights.hdf5"):
+        load_bilm(elmo_options, str(tmp_path / "weights.hdf5"))
+
+
+def test_truncated_weight_file(elmo_options, elmo_weights, tmp_path):
+    truncated = tmp_path / "weights.hdf5"
+    truncated.write_bytes(open(elmo_weights, "rb").read()[:5000])
+    with pytest.raises(ConfigurationError, match="truncated"):
+        load_bilm(elmo_options, str(truncated))
+
+
+def test_options_that_are_not_json_name_file_and_line(tmp_path):
+    broken = tmp_path / "options.json"
+    broken.write_text('{\n  "lstm": {\n    "dim": 64,,\n  }\n}\n')
+    with pytest.raises(ConfigurationError, match=r"options.json, line 3"):
+        read_options(str(broken))
+
+
+def test_options_missing_a_section(tmp_path):
+    partial = tmp_path / "options.json"
+    partial.write_text('{"lstm": {"dim": 8, "projection_dim": 4, "n_layers": 1}}')
+    with pytest.raises(ConfigurationError, match="missing the 'char_cnn' section"):
+        read_options(str(partial))
+
+
+def test_reading_resets_the_token_cache(elmo_options, elmo_weights, sentences):
+    bilm = load_bilm(elmo_options, elmo_weights).eval()
+    for parameter in bilm.parameters():
+        parameter.requires_grad_(False)
+    ids = batch_to_ids(sentences[:2])
+    with torch.no_grad():
+        bilm(ids)
+        assert len(bilm.character_encoder._type_cache) > 0
+        read_weights(bilm, elmo_weights)
+    assert len(bilm.character_encoder._type_cache) == 0
+
+
+def test_random_biLM_of_any_size_roundtrips(tmp_path):
+    options = {"char_cnn": {"embedding": {"dim": 3}, "filters": [[1, 2], [3, 5]], "n_highway": 1,
+                            "activation": "tanh"},
+               "lstm": {"dim": 12, "projection_dim": 6, "n_layers": 3, "cell_clip": 1.5,
+                        "proj_clip": 2, "use_skip_connections": False}}
+    bilm = ElmoBiLm.from_options(options)
+    save_bilm(bilm, str(tmp_path))
+    assert read_options(str(tmp_path / "options.json"))["lstm"]["n_layers"] == 3
+    again = load_bilm(str(tmp_path / "options.json"), str(tmp_path / "weights.hdf5"))
+    ids = batch_to_ids([["a", "b"], ["c"]])
+    with torch.no_grad():
+        for a, b in zip(bilm(ids)["activations"], again(ids)["activations"]):
+            torch.testing.assert_close(a, b)

@@ -1,0 +1,79 @@
+import torch
+from allennlp.modules.elmo import batch_to_ids
+
+from elmo_plugin.elmo import load_bilm
+
+
+def per_occurrence_encoding(encoder, ids):
+    """The plain computation AllenNLP does: every position, padding included."""
+    encoded = encoder(ids)
+    full = encoder._encode(
+        torch.cat([encoder.bos_characters.view(1, -1), ids.view(-1, 50)]).clamp(min=0)
+    )
+    return encoded, full
+
+
+def test_type_deduplication_gives_the_same_embeddings_as_encoding_every_token(elmo_options, elmo_weights, sentences):
+    encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
+    encoder.cache_size = 0
+    ids = batch_to_ids(sentences[:6])
+    with torch.no_grad():
+        encoded = encoder(ids)
+        embeddings, mask = encoded["token_embedding"], encoded["mask"]
+        for row in range(ids.size(0)):
+            length = int(mask[row].sum()) - 2
+            direct = encoder._encode(ids[row, :length])
+            torch.testing.assert_close(embeddings[row, 1 : length + 1], direct, atol=1e-6, rtol=0)
+            assert torch.all(embeddings[row, length + 2 :] == 0)
+
+
+def test_frozen_encoder_remembers_token_types_and_reuses_them(elmo_options, elmo_weights, sentences):
+    encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
+    for parameter in encoder.parameters():
+        parameter.requires_grad_(False)
+    ids = batch_to_ids(sentences[:4])
+    first = encoder(ids)["token_embedding"]
+    remembered = len(encoder._type_cache)
+    distinct = len({token for sentence in sentences[:4] for token in sentence}) + 2  # <S>, </S>
+    assert remembered == distinct
+    calls = []
+    original = encoder._encode
+    encoder._encode = lambda type_ids: calls.append(len(type_ids)) or original(type_ids)
+    again = encoder(ids)["token_embedding"]
+    assert calls == []  # nothing new to encode
+    assert torch.equal(first, again)
+
+
+def test_cache_is_bounded_and_dropped_when_training(elmo_options, elmo_weights, sentences):
+    encoder = load_bilm(elmo_options, elmo_weights, char_cnn_cache_size=10).character_encoder.eval()
+    with torch.no_grad():
+        encoder(batch_to_ids(sentences[:3]))
+    assert len(encoder._type_cache) == 10
+    encoder.train()
+    assert len(encoder._type_cache) == 0
+
+
+def test_trainable_encoder_gets_gradients_through_deduplicated_types(elmo_options, elmo_weights, sentences):
+    encoder = load_bilm(elmo_options, elmo_weights).character_encoder.train()
+    ids = batch_to_ids([["the", "cat", "the"], ["the"]])
+    encoder(ids)["token_embedding"].sum().backward()
+    assert encoder.projection.weight.grad is not None
+    assert encoder.char_embedding.grad.abs().sum() > 0
+    assert len(encoder._type_cache) == 0
+
+
+def test_long_non_ascii_and_control_tokens(elmo_options, elmo_weights):
+    encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
+    long_token = "a" * 49 + "b" * 30
+    ids = batch_to_ids([[long_token, "naïve", "\x00\x07", "\u200b", "😀"], []])
+    with torch.no_grad():
+        encoded = encoder(ids)
+    assert encoded["token_embedding"].shape == (2, 7, 16)
+    assert torch.isfinite(encoded["token_embedding"]).all()
+    # Tokens longer than 50 characters are cut (as the indexer does): only the first 48 count.
+    same_prefix = batch_to_ids([["a" * 49 + "c" * 30]])
+    with torch.no_grad():
+        torch.testing.assert_close(
+            encoder(same_prefix)["token_embedding"][0, 1], encoded["token_embedding"][0, 1]
+        )
+    assert encoded["mask"].tolist()[1] == [True, True] + [False] * 5

@@ -1,0 +1,38 @@
+"""Users install allennlp-models beside us: all three must import together in either order
+(AllenNLP's `Registrable.register` raises on a name used twice for the same base class), and
+our names must resolve to our classes."""
+import subprocess
+import sys
+
+from allennlp.common.plugins import import_plugins
+from allennlp.common.util import import_module_and_submodules
+
+
+def test_plugin_registers_after_allennlp_and_allennlp_models():
+    import_plugins()  # all of allennlp and allennlp_models, as the `allennlp` command does
+    import_module_and_submodules("elmo_plugin")
+
+    from allennlp.common.registrable import Registrable
+    from allennlp.modules.token_embedders import TokenEmbedder
+
+    from allennlp.models import Model
+
+    from elmo_plugin.elmo import ElmoTokenEmbedder
+
+    assert Model.by_name("crf_tagger").__module__.startswith("allennlp_models")  # really loaded
+    assert TokenEmbedder.by_name("elmo") is ElmoTokenEmbedder
+    ours = [
+        name for names in Registrable._registry.values()
+        for name, (cls, _) in names.items() if cls.__module__.startswith("elmo_plugin")
+    ]
+    assert "elmo" in ours
+
+
+def test_allennlp_models_registers_after_the_plugin():
+    code = (
+        "from allennlp.common.util import import_module_and_submodules as imp;"
+        "imp('elmo_plugin'); imp('allennlp_models'); print('ok')"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("ok")

@@ -1,0 +1,56 @@
+// The ELMo blocks every task config imports. A config of your own can import this file too:
+//
+//   local elmo = (import "training_configs/common/elmo.libsonnet") + {
+//     options_file: "/models/elmo_original/options.json",
+//     weight_file: "/models/elmo_original/weights.hdf5",
+//   };
+//   ... "token_embedders": { "elmo": elmo.embedder() + { dropout: 0.2 } } ...
+//
+// Fields refer to `self`, so overriding `options_file`/`weight_file` reaches every block.
+{
+  // The biLM used by default: any bilm-tf-format model (ours from `allennlp elmo-export`,
+  // or a published one).
+  options_file: "fixtures/elmo/options.json",
+  weight_file: "fixtures/elmo/lm_weights.hdf5",
+
+  // The token indexer whose ids the embedder reads.
+  indexer: { type: "elmo_characters" },
+
+  // Settings shared by the embedder and the Elmo module.
+  common_settings:: {
+    options_file: $.options_file,
+    weight_file: $.weight_file,
+  },
+
+  // The `elmo` TokenEmbedder. `cache: true` remembers the frozen biLM's activations per
+  // sentence, so epochs after the first run at close to baseline speed.
+  embedder(num_output_representations=1, requires_grad=false, dropout=0.5,
+           do_layer_norm=false, cache=true, scalar_mix_parameters=null):: self.common_settings + {
+    type: "elmo",
+    num_output_representations: num_output_representations,
+    requires_grad: requires_grad,
+    dropout: dropout,
+    do_layer_norm: do_layer_norm,
+    [if scalar_mix_parameters != null then "scalar_mix_parameters"]: scalar_mix_parameters,
+    [if cache && !requires_grad then "activation_cache"]: { max_memory_mb: 4096 },
+  },
+
+  // The same settings for a model parameter of type `Elmo` (ELMo at a model's input and
+  // output: `num_output_representations: 2`).
+  module(num_output_representations=2, requires_grad=false, dropout=0.5,
+         do_layer_norm=false, cache=true, scalar_mix_parameters=null)::
+    std.mergePatch(
+      self.embedder(num_output_representations, requires_grad, dropout, do_layer_norm, cache,
+                    scalar_mix_parameters),
+      { type: null }
+    ),
+
+  // Only the top biLM layer (the paper's Table 2 baseline "last only").
+  top_layer_only(num_layers=3):: [-9e10 for _ in std.range(1, num_layers - 1)] + [1.0],
+
+  // The paper's lambda * ||w||^2 on the layer weights, for a model's `regularizer`:
+  //   "regularizer": elmo.regularizer(0.001)
+  regularizer(lambda):: {
+    regexes: [[".*scalar_mixes.*scalar_parameters", { type: "l2", alpha: lambda }]],
+  },
+}

@@ -1,0 +1,15 @@
+// Trainer settings shared by the task configs.
+{
+  trainer(num_epochs=10, lr=0.001, patience=3, validation_metric="-loss", grad_norm=5.0):: {
+    optimizer: { type: "adam", lr: lr },
+    num_epochs: num_epochs,
+    patience: patience,
+    validation_metric: validation_metric,
+    grad_norm: grad_norm,
+    checkpointer: { keep_most_recent_by_count: 2 },
+  },
+  // Batches of similar length: less padding, so less wasted work.
+  data_loader(batch_size=32):: {
+    batch_sampler: { type: "bucket", batch_size: batch_size },
+  },
+}
