@@ -1,0 +1,145 @@
+"""
+`allennlp elmo-embed`: embed a text file (one tokenised sentence per line) with a biLM and write
+every sentence's ELMo layers to hdf5, in the layout of bilm-tf's `dump_bilm_embeddings`: one
+dataset per sentence, named by its 0-based line number, of shape `(L + 1, num_tokens, dim)`
+(or `(num_tokens, dim)` for `--output-format top|average`), plus `sentence_to_index`, a JSON
+map from each sentence's text to its dataset name, as AllenNLP 0.x's `elmo` command wrote.
+"""
+import argparse
+import json
+import logging
+from typing import Iterator, List, Tuple
+
+import h5py
+import numpy
+import torch
+from allennlp.commands.subcommand import Subcommand
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.tqdm import Tqdm
+from allennlp.modules.elmo import batch_to_ids
+from overrides import overrides
+
+from elmo_plugin.elmo import ElmoBiLm, load_bilm
+
+logger = logging.getLogger(__name__)
+
+OUTPUT_FORMATS = ("all", "top", "average")
+
+
+@Subcommand.register("elmo-embed")
+class ElmoEmbed(Subcommand):
+    """
+    Writes the ELMo layer activations of every line of a text file to an hdf5 file.
+
+    Registered as a `Subcommand` with name "elmo-embed".
+    """
+
+    @overrides
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
+        subparser = parser.add_parser(self.name, description=description, help=description)
+        subparser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
+        subparser.add_argument("output_file", help="the hdf5 file to write")
+        model = subparser.add_mutually_exclusive_group(required=True)
+        model.add_argument("--options-file", help="bilm-tf options.json (with --weight-file)")
+        model.add_argument("--archive", help="a model.tar.gz of a trained `bilm` model (or any model with an ELMo biLM)")
+        subparser.add_argument("--weight-file", help="bilm-tf weights.hdf5")
+        subparser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="all",
+                               help="all layers, the top layer, or their average (default: all)")
+        subparser.add_argument("--batch-size", type=int, default=64)
+        subparser.add_argument("--cuda-device", type=int, default=-1)
+        subparser.set_defaults(func=_embed_from_args)
+        return subparser
+
+
+def _embed_from_args(args: argparse.Namespace) -> None:
+    if args.options_file and not args.weight_file:
+        raise ConfigurationError("--options-file needs --weight-file")
+    bilm = (
+        bilm_from_archive(args.archive, args.cuda_device)
+        if args.archive
+        else load_bilm(args.options_file, args.weight_file)
+    )
+    embed_file(bilm, args.input_file, args.output_file, args.output_format, args.batch_size,
+               args.cuda_device)
+
+
+def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
+    from allennlp.models.archival import load_archive
+
+    model = load_archive(archive_file, cuda_device=cuda_device).model
+    bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
+    if not bilms:
+        raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
+    return bilms[0]
+
+
+def read_sentences(input_file: str) -> Iterator[Tuple[int, List[str]]]:
+    """Yields `(line_number, tokens)`, 1-based; an empty line gives no tokens."""
+    with open(input_file, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ConfigurationError(
+                    f"{input_file}, line {number}: not UTF-8 ({error.reason} at byte "
+                    f"{error.start}); expected one UTF-8 sentence a line"
+                ) from error
+            yield number, line.split()
+
+
+def _batches(input_file: str, batch_size: int) -> Iterator[List[Tuple[int, List[str]]]]:
+    batch: List[Tuple[int, List[str]]] = []
+    for item in read_sentences(input_file):
+        batch.append(item)
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def embed_file(
+    bilm: ElmoBiLm,
+    input_file: str,
+    output_file: str,
+    output_format: str = "all",
+    batch_size: int = 64,
+    cuda_device: int = -1,
+) -> int:
+    """Embeds every line of `input_file` into `output_file`; returns the number of lines."""
+    if output_format not in OUTPUT_FORMATS:
+        raise ConfigurationError(f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
+    bilm.eval()
+    if cuda_device >= 0:
+        bilm.cuda(cuda_device)
+    sentence_to_index = {}
+    count = 0
+    with h5py.File(output_file, "w") as out, torch.no_grad():
+        for batch in Tqdm.tqdm(_batches(input_file, batch_size), desc="embedding batches"):
+            for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
+                if not tokens:
+                    logger.warning("%s, line %d is empty: its dataset has 0 tokens", input_file, number)
+                index = str(number - 1)
+                out.create_dataset(index, data=_format(layers, output_format))
+                sentence_to_index[" ".join(tokens)] = index
+                count += 1
+        out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+    return count
+
+
+def _embed_batch(bilm: ElmoBiLm, batch, cuda_device: int) -> List[numpy.ndarray]:
+    ids = batch_to_ids([tokens for _, tokens in batch])
+    if cuda_device >= 0:
+        ids = ids.cuda(cuda_device)
+    # `(L + 1, batch, tokens + 2, dim)`; drop <S> and </S>.
+    activations = torch.stack(bilm(ids)["activations"]).cpu().numpy()
+    return [activations[:, row, 1 : len(tokens) + 1] for row, (_, tokens) in enumerate(batch)]
+
+
+def _format(layers: numpy.ndarray, output_format: str) -> numpy.ndarray:
+    if output_format == "top":
+        return layers[-1]
+    if output_format == "average":
+        return layers.mean(axis=0)
+    return layers

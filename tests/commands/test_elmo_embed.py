@@ -1,0 +1,69 @@
+import json
+import sys
+
+import h5py
+import numpy
+import pytest
+import torch
+from allennlp.commands import main
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.elmo import Elmo as AllenNlpElmo
+from allennlp.modules.elmo import batch_to_ids
+
+from elmo_plugin.commands.elmo_embed import embed_file
+from elmo_plugin.elmo import load_bilm
+
+
+def run_command(monkeypatch, *args):
+    monkeypatch.setattr(sys, "argv", ["allennlp", "elmo-embed", *args])
+    main()
+
+
+def test_command_writes_bilm_tf_layout_equal_to_allennlp(monkeypatch, tmp_path, elmo_options, elmo_weights, sentences):
+    text = tmp_path / "sentences.txt"
+    text.write_text("\n".join(" ".join(s) for s in sentences[:5]) + "\n")
+    output = tmp_path / "out.hdf5"
+    run_command(monkeypatch, str(text), str(output), "--options-file", elmo_options,
+                "--weight-file", elmo_weights, "--batch-size", "2")
+    reference = AllenNlpElmo(elmo_options, elmo_weights, 1, dropout=0.0).eval()
+    with h5py.File(output, "r") as written:
+        index = json.loads(written["sentence_to_index"][0])
+        assert len(index) == 5
+        for number, sentence in enumerate(sentences[:5]):
+            layers = written[str(number)][...]
+            assert layers.shape == (3, len(sentence), 32)
+            assert index[" ".join(sentence)] == str(number)
+            reference._elmo_lstm._elmo_lstm.reset_states()
+            with torch.no_grad():
+                expected = reference._elmo_lstm(batch_to_ids([sentence]))["activations"]
+            for layer, theirs in zip(layers, expected):
+                numpy.testing.assert_allclose(layer, theirs[0, 1:-1].numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("output_format,shape", [("top", (4, 32)), ("average", (4, 32))])
+def test_top_and_average(tmp_path, elmo_options, elmo_weights, output_format, shape):
+    text = tmp_path / "in.txt"
+    text.write_text("a b c d\n")
+    bilm = load_bilm(elmo_options, elmo_weights)
+    embed_file(bilm, str(text), str(tmp_path / "all.hdf5"), "all")
+    embed_file(bilm, str(text), str(tmp_path / "one.hdf5"), output_format)
+    with h5py.File(tmp_path / "all.hdf5") as every, h5py.File(tmp_path / "one.hdf5") as one:
+        assert one["0"].shape == shape
+        expected = every["0"][...][-1] if output_format == "top" else every["0"][...].mean(0)
+        numpy.testing.assert_allclose(one["0"][...], expected, atol=1e-6)
+
+
+def test_empty_lines_give_empty_datasets_and_keep_numbering(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_text("first line\n\n   \nlast one here\n")
+    count = embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
+    assert count == 4
+    with h5py.File(tmp_path / "o.hdf5") as written:
+        assert [written[str(i)].shape[1] for i in range(4)] == [2, 0, 0, 3]
+
+
+def test_non_utf8_input_names_the_line(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_bytes(b"fine line\nbad \xff\xfe bytes\n")
+    with pytest.raises(ConfigurationError, match=r"in.txt, line 2: not UTF-8"):
+        embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
