@@ -1,0 +1,2 @@
+from elmo_plugin.tasks.squad.dataset_readers.spacy_rules_tokenizer import SpacyRulesTokenizer
+from elmo_plugin.tasks.squad.dataset_readers.squad_v1 import SquadV1Reader

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.squad.metrics.squad_v1_em_f1 import SquadV1EmF1

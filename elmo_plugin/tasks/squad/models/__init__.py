@@ -1,0 +1,2 @@
+from elmo_plugin.tasks.squad.models.bidaf_rc import BidafRc
+from elmo_plugin.tasks.squad.models.span_decoding import best_span

@@ -1,0 +1,1 @@
+from elmo_plugin.tasks.squad.predictors.squad_answer import SquadAnswerPredictor

@@ -1,0 +1,180 @@
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from allennlp.common import Params
+from allennlp.data import DatasetReader
+
+from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
+from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
+
+FIXTURE = Path(__file__).parents[3] / "fixtures" / "squad" / "tiny_train.json"
+SHARED_TRAIN = Path(__file__).parents[3] / ".." / "shared" / "data" / "squad1.1" / "split" / "train.json"
+
+PASSAGE = "The Broncos beat the Panthers 24–10 in Santa Clara, California."
+
+
+def squad_file(tmp_path, qas, context=PASSAGE, title="Tiny"):
+    path = tmp_path / "squad.json"
+    data = {"version": "1.1", "data": [{"title": title, "paragraphs": [{"context": context, "qas": qas}]}]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def question(qid, text, *answers):
+    """A question record; each answer is a substring of PASSAGE (its first occurrence)."""
+    return {
+        "id": qid,
+        "question": text,
+        "answers": [{"answer_start": PASSAGE.index(answer), "text": answer} for answer in answers],
+    }
+
+
+def span_text(instance):
+    start = instance["span_start"].sequence_index
+    end = instance["span_end"].sequence_index
+    return " ".join(token.text for token in instance["passage"].tokens[start : end + 1])
+
+
+def test_tokenizer_keeps_offsets_and_splits_dashes_and_brackets():
+    text = "Jerusalem.[citation needed] 1249–1314 self-governed  U.S."
+    tokens = SpacyRulesTokenizer().tokenize(text)
+    assert [t.text for t in tokens] == [
+        "Jerusalem", ".", "[", "citation", "needed", "]", "1249", "–", "1314",
+        "self", "-", "governed", "U.S.",
+    ]
+    assert all(text[t.idx : t.idx_end] == t.text for t in tokens)
+
+
+def test_char_span_to_token_span_takes_whole_tokens_and_clips():
+    offsets = [(0, 3), (4, 11), (12, 16)]  # "The Broncos beat"
+    assert char_span_to_token_span(offsets, (4, 11)) == (1, 1)
+    assert char_span_to_token_span(offsets, (5, 14)) == (1, 2)  # inside tokens: whole tokens
+    assert char_span_to_token_span(offsets, (12, 30)) == (2, 2)  # runs past the end: clipped
+    assert char_span_to_token_span(offsets, (17, 20)) is None  # after the last token
+
+
+def test_answers_map_to_token_spans_including_the_last_token(tmp_path):
+    path = squad_file(
+        tmp_path,
+        [
+            question("q1", "Who?", "Broncos"),
+            question("q2", "Score?", "24"),  # inside "24–10" once split at the dash
+            question("q3", "Where?", "California."),  # the very end of the passage
+            question("q4", "State?", "California"),
+        ],
+    )
+    instances = list(SquadV1Reader().read(path))
+    assert [span_text(i) for i in instances] == ["Broncos", "24", "California .", "California"]
+    last = len(instances[2]["passage"].tokens) - 1
+    assert instances[2]["span_end"].sequence_index == last
+    assert instances[0]["metadata"]["question_id"] == "q1"
+    assert instances[0]["metadata"]["title"] == "Tiny"
+
+
+def test_gold_span_is_the_most_common_reference_and_all_references_are_kept(tmp_path):
+    path = squad_file(tmp_path, [question("q1", "Where?", "Santa Clara", "Santa Clara, California", "Santa Clara, California")])
+    (instance,) = SquadV1Reader().read(path)
+    assert span_text(instance) == "Santa Clara , California"
+    assert instance["metadata"]["answer_texts"] == ["Santa Clara", "Santa Clara, California", "Santa Clara, California"]
+
+
+def test_truncation_cuts_answers_which_are_skipped_in_training_only(tmp_path, caplog):
+    # Tokens: The Broncos beat the Panthers 24 – 10 in Santa Clara , California .
+    path = squad_file(
+        tmp_path,
+        [
+            question("inside", "?", "Broncos"),
+            question("cut", "?", "Panthers 24–10"),  # starts inside the first 6 tokens, ends after
+            question("outside", "?", "Santa Clara"),
+        ],
+    )
+    train_reader = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True)
+    with caplog.at_level(logging.WARNING):
+        kept = list(train_reader.read(path))
+    assert [i["metadata"]["question_id"] for i in kept] == ["inside"]
+    assert train_reader.counts["skipped"] == 2
+    assert "cut 1 passage(s) longer than passage_length_limit=6" in caplog.text
+    assert "2 of 3 question(s) have their answer outside the cut passage: skipped" in caplog.text
+
+    eval_reader = SquadV1Reader(passage_length_limit=6)
+    instances = list(eval_reader.read(path))
+    assert [i["metadata"]["question_id"] for i in instances] == ["inside", "cut", "outside"]
+    assert all(len(i["passage"].tokens) == 6 for i in instances)
+    cut, outside = instances[1], instances[2]
+    assert cut["metadata"]["answer_outside_passage"]
+    assert (cut["span_start"].sequence_index, cut["span_end"].sequence_index) == (4, 5)  # clipped
+    assert outside["metadata"]["answer_outside_passage"]
+    assert (outside["span_start"].sequence_index, outside["span_end"].sequence_index) == (-1, -1)
+    assert outside["metadata"]["answer_texts"] == ["Santa Clara"]
+    assert eval_reader.counts["skipped"] == 0
+
+
+def test_an_answer_ending_exactly_at_the_cut_is_inside(tmp_path):
+    path = squad_file(tmp_path, [question("q", "?", "Panthers 24")])
+    (instance,) = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True).read(path)
+    assert not instance["metadata"]["answer_outside_passage"]
+    assert span_text(instance) == "Panthers 24"
+
+
+def test_reader_is_registered_and_builds_from_params(tmp_path):
+    reader = DatasetReader.from_params(Params({"type": "squad_v1", "passage_length_limit": 5}))
+    assert isinstance(reader, SquadV1Reader)
+    instance = reader.text_to_instance("Who won?", PASSAGE)
+    assert "span_start" not in instance.fields
+    assert len(instance["passage"].tokens) == 5
+
+
+def test_reads_the_fixture_sliced_from_the_fixed_split():
+    instances = list(SquadV1Reader().read(str(FIXTURE)))
+    assert len(instances) == 12
+    first = instances[0]
+    assert span_text(first) == "Denver Broncos"
+    assert first["metadata"]["answer_texts"] == ["Denver Broncos"] * 3
+
+
+@pytest.mark.skipif(not SHARED_TRAIN.exists(), reason="../shared/data is absent")
+def test_reads_every_question_of_the_fixed_train_split():
+    reader = SquadV1Reader()
+    instances = list(reader.read(str(SHARED_TRAIN)))
+    assert len(instances) == 8582
+    assert reader.counts["answers_outside_passage"] == 0
+
+
+@pytest.mark.parametrize(
+    "qas, context, message",
+    [
+        ([{"question": "Who?", "answers": [{"answer_start": 4, "text": "Broncos"}]}], PASSAGE, "question 0: expected an \"id\" string"),
+        ([{"id": "q7", "answers": [{"answer_start": 4, "text": "Broncos"}]}], PASSAGE, "question 'q7': expected a \"question\" string"),
+        ([{"id": "q7", "question": "Who?"}], PASSAGE, "question 'q7': expected an \"answers\" list"),
+        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": 60, "text": "Broncos"}]}], PASSAGE, "question 'q7': answer 'Broncos' at characters [60, 67) lies outside the context of 63"),
+        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": -1, "text": "The"}]}], PASSAGE, "lies outside the context"),
+        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": "4", "text": "Broncos"}]}], PASSAGE, 'question \'q7\': expected an integer "answer_start"'),
+        ([], None, 'paragraph 0: expected a "context" string'),
+    ],
+)
+def test_malformed_records_name_the_file_and_the_record(tmp_path, qas, context, message):
+    path = squad_file(tmp_path, qas, context=context, title="Broken_Article")
+    with pytest.raises(ValueError) as error:
+        list(SquadV1Reader().read(path))
+    assert path in str(error.value)
+    assert "article 0 ('Broken_Article')" in str(error.value)
+    assert message in str(error.value)
+
+
+def test_invalid_json_and_non_utf8_name_the_file_and_position(tmp_path):
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"data": [\n{"title": "x",,}]}', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.json: invalid JSON at line 2, column 15"):
+        list(SquadV1Reader().read(str(bad_json)))
+
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes('{"data": []}\n"café"'.encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.json: not UTF-8 text \(byte 17, line 2"):
+        list(SquadV1Reader().read(str(latin1)))
+
+    not_squad = tmp_path / "list.json"
+    not_squad.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"list\.json: expected the SQuAD layout"):
+        list(SquadV1Reader().read(str(not_squad)))

@@ -1,0 +1,7 @@
+// SQuAD v1.1: BiDAF baseline without ELMo.
+//   allennlp train training_configs/squad/squad_baseline.jsonnet -s /tmp/squad_baseline \
+//     --include-package elmo_plugin
+// Data paths and sizes are explained in bidaf.libsonnet.
+local bidaf = import "bidaf.libsonnet";
+
+bidaf.config(input_elmo=false, output_elmo=false)
