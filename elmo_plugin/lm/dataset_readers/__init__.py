@@ -1,0 +1,1 @@
+from elmo_plugin.lm.dataset_readers.bilm_corpus import BilmCorpusReader

@@ -1,0 +1,61 @@
+"""
+Exporting a trained `bilm` model to the bilm-tf format that ELMo users load: `options.json`
+and `weights.hdf5`, readable by this plugin's `elmo` embedder, by AllenNLP's `Elmo` and
+`elmo_token_embedder`, and by bilm-tf itself; optionally the softmax and its vocabulary too,
+so that the export can be trained further (`softmax_file` of the `bilm` model).
+"""
+import logging
+import os
+from typing import List, Union
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+
+from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME, save_bilm
+from elmo_plugin.lm.dataset_readers.bilm_corpus import TARGET_NAMESPACE
+from elmo_plugin.lm.models import BilmLanguageModel
+from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME, write_softmax
+
+logger = logging.getLogger(__name__)
+
+# bilm-tf trains with 261 characters and loads a biLM for inference only with
+# `n_characters: 262` (the extra row is its padding); the stored table has 261 rows either way,
+# and AllenNLP reads the size from the table.
+INFERENCE_CHARACTERS = 262
+
+
+def export_bilm(
+    archive_or_model: Union[str, Model],
+    output_dir: str,
+    include_softmax: bool = False,
+    cuda_device: int = -1,
+) -> List[str]:
+    """Writes the biLM of a `bilm` model archive (or model) in the bilm-tf format into
+    `output_dir`; returns the paths written."""
+    model = archive_or_model
+    if isinstance(archive_or_model, str):
+        if not os.path.exists(archive_or_model):
+            raise ConfigurationError(f"model archive {archive_or_model} does not exist")
+        model = load_archive(archive_or_model, cuda_device=cuda_device).model
+    if not isinstance(model, BilmLanguageModel):
+        raise ConfigurationError(
+            f"{archive_or_model} holds a {type(model).__name__}, not a `bilm` language model"
+        )
+    options = model.bilm.options()
+    options["char_cnn"]["n_characters"] = INFERENCE_CHARACTERS
+    save_bilm(model.bilm, output_dir, {"char_cnn": options["char_cnn"]})
+    written = [os.path.join(output_dir, OPTIONS_NAME), os.path.join(output_dir, WEIGHTS_NAME)]
+    if include_softmax:
+        vocabulary = model.vocab.get_index_to_token_vocabulary(TARGET_NAMESPACE)
+        words = [vocabulary[index] for index in range(1, len(vocabulary))]
+        softmax = model.softmax
+        write_softmax(
+            output_dir,
+            words,
+            softmax.weight.detach().cpu().numpy(),
+            softmax.bias.detach().cpu().numpy(),
+        )
+        written += [os.path.join(output_dir, SOFTMAX_NAME), os.path.join(output_dir, VOCAB_NAME)]
+    logger.info("exported the biLM to %s", ", ".join(written))
+    return written

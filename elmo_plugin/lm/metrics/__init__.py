@@ -1,0 +1,1 @@
+from elmo_plugin.lm.metrics.token_perplexity import TokenPerplexity

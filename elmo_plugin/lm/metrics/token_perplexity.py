@@ -1,0 +1,54 @@
+import math
+from typing import Dict
+
+import torch
+from allennlp.nn.util import dist_reduce_sum
+from allennlp.training.metrics.metric import Metric
+
+
+class TokenPerplexity(Metric):
+    """
+    Perplexity of a bidirectional language model per direction, weighted by tokens:
+    `exp(total negative log-likelihood / number of predicted tokens)` over everything seen
+    since the last reset (not an average over batches), summed across distributed workers.
+
+    `get_metric` returns `forward_perplexity`, `backward_perplexity` and `perplexity`, the
+    exponential of the mean negative log-likelihood of both directions together.
+    """
+
+    def __init__(self) -> None:
+        self._totals = torch.zeros(4, dtype=torch.float64)
+
+    def __call__(  # type: ignore
+        self, forward_nll: torch.Tensor, backward_nll: torch.Tensor
+    ) -> None:
+        """`forward_nll` and `backward_nll` hold the negative log-likelihood of each predicted
+        token of one direction."""
+        batch = torch.tensor(
+            [
+                float(forward_nll.detach().sum()),
+                forward_nll.numel(),
+                float(backward_nll.detach().sum()),
+                backward_nll.numel(),
+            ],
+            dtype=torch.float64,
+        )
+        self._totals += dist_reduce_sum(batch)
+
+    def get_metric(self, reset: bool = False) -> Dict[str, float]:
+        forward_nll, forward_count, backward_nll, backward_count = self._totals.tolist()
+        metrics = {
+            "forward_perplexity": _perplexity(forward_nll, forward_count),
+            "backward_perplexity": _perplexity(backward_nll, backward_count),
+            "perplexity": _perplexity(forward_nll + backward_nll, forward_count + backward_count),
+        }
+        if reset:
+            self.reset()
+        return metrics
+
+    def reset(self) -> None:
+        self._totals = torch.zeros(4, dtype=torch.float64)
+
+
+def _perplexity(total_nll: float, count: float) -> float:
+    return math.exp(total_nll / count) if count > 0 else 0.0

@@ -1,0 +1,1 @@
+from elmo_plugin.lm.models.bilm_language_model import BilmLanguageModel

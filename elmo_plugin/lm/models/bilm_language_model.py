@@ -1,0 +1,303 @@
+import logging
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.nn import InitializerApplicator
+from overrides import overrides
+
+from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo.bilm_lstm import LstmState
+from elmo_plugin.lm.dataset_readers.bilm_corpus import (
+    SENTENCE_END,
+    SENTENCE_START,
+    TARGET_NAMESPACE,
+)
+from elmo_plugin.lm.metrics import TokenPerplexity
+from elmo_plugin.lm.modules import SampledSoftmax
+from elmo_plugin.lm.softmax_file import read_softmax
+
+logger = logging.getLogger(__name__)
+
+_REQUIRED_OPTIONS = {
+    "char_cnn": ("embedding", "filters", "n_highway"),
+    "lstm": ("dim", "projection_dim", "n_layers"),
+}
+
+
+@Model.register("bilm")
+class BilmLanguageModel(Model):
+    """
+    ELMo's bidirectional language model (Peters et al. 2018) for pretraining: the character
+    CNN and biLSTM of the ELMo core, a forward LM and a backward LM over its top layer, and one
+    softmax shared by both directions (as the token representation is). Training uses the
+    sampled softmax; evaluation (`allennlp evaluate`, validation) the exact softmax, so the
+    reported perplexities are true held-out perplexities.
+
+    The loss is the mean negative log-likelihood over the predictions of both directions.
+    Metrics: `forward_perplexity`, `backward_perplexity` and `perplexity` (both directions
+    together), each `exp` of a mean over tokens.
+
+    It reads the instances of the `bilm_corpus` reader. In its packed mode the forward LSTM
+    state of each lane is carried from one window to the next (truncated backpropagation, as
+    bilm-tf); the backward direction reads each window right to left, and the window to its
+    right has not been read yet, so it starts every window from zeros.
+
+    The biLM comes from bilm-tf `options` (`bilm`) for training from scratch, or from a
+    bilm-tf `options_file` and `weight_file` to continue training a published or exported
+    biLM (domain adaptation); `softmax_file` adds the softmax of an
+    `allennlp elmo-export --include-softmax` export, matched to this vocabulary word by word.
+
+    Registered as a `Model` with name "bilm".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Needs the namespace `tokens` with `<S>` and `</S>`, ordered by descending frequency
+        when sampling (see the `from_corpus` vocabulary).
+    bilm : `Dict[str, Any]`, optional
+        bilm-tf options, `{"char_cnn": {...}, "lstm": {...}}`, for a randomly initialised biLM.
+    options_file : `str`, optional
+        bilm-tf `options.json` of a biLM to start from (instead of `bilm`).
+    weight_file : `str`, optional
+        Its `weights.hdf5`.
+    softmax_file : `str`, optional
+        `softmax.hdf5` of an export; its vocabulary is `softmax_vocab_file`.
+    softmax_vocab_file : `str`, optional
+        Defaults to `vocab.txt` beside `softmax_file`.
+    num_samples : `int`, optional (default = `8192`)
+        Negative samples of the sampled softmax; `None` trains with the full softmax.
+    dropout : `float`, optional (default = `0.1`)
+        Dropout on each LSTM layer's input and on the top layer before the softmax, in
+        training (bilm-tf's `dropout`).
+    initializer : `InitializerApplicator`, optional
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        bilm: Optional[Dict[str, Any]] = None,
+        options_file: Optional[str] = None,
+        weight_file: Optional[str] = None,
+        softmax_file: Optional[str] = None,
+        softmax_vocab_file: Optional[str] = None,
+        num_samples: Optional[int] = 8192,
+        dropout: float = 0.1,
+        initializer: Optional[InitializerApplicator] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self._bilm = _build_bilm(bilm, options_file, weight_file)
+        self._bilm.lstm.dropout.p = dropout
+        self._dropout = torch.nn.Dropout(dropout)
+        _check_vocabulary(vocab)
+        # Class k of the softmax is the word with id k + 1: id 0 is padding, never a target.
+        self._softmax = SampledSoftmax(
+            vocab.get_vocab_size(TARGET_NAMESPACE) - 1,
+            self._bilm.lstm.hidden_size,
+            num_samples,
+        )
+        self._perplexity = TokenPerplexity()
+        self._lane_states: Dict[bool, _LaneStates] = {}
+        if initializer is not None:
+            initializer(self)
+        if softmax_file is not None:
+            self.load_softmax(softmax_file, softmax_vocab_file)
+
+    @property
+    def bilm(self) -> ElmoBiLm:
+        return self._bilm
+
+    @property
+    def softmax(self) -> SampledSoftmax:
+        return self._softmax
+
+    @overrides
+    def forward(  # type: ignore
+        self,
+        tokens: TextFieldTensors,
+        targets: TextFieldTensors,
+        lane: Optional[torch.Tensor] = None,
+        window: Optional[torch.Tensor] = None,
+    ) -> Dict[str, torch.Tensor]:
+        """
+        # Parameters
+
+        tokens : `TextFieldTensors`
+            ELMo character ids, `(batch_size, num_tokens, 50)`.
+        targets : `TextFieldTensors`
+            Word ids `(batch_size, num_tokens + 2)`: each sentence with `<S>` and `</S>`, or
+            in packed mode each window with the tokens before and after it.
+        lane, window : `torch.Tensor`, optional
+            `(batch_size,)`, given in packed mode.
+
+        # Returns
+
+        `loss`, `forward_loss` and `backward_loss` (mean negative log-likelihoods) and
+        `num_targets`, the number of predicted tokens per direction.
+        """
+        character_ids = tokens["elmo"]["elmo_tokens"]
+        if lane is None:
+            output = self._bilm(character_ids)
+            top, positions = output["activations"][-1], output["mask"]
+        else:
+            top, positions = self._packed_top_layer(character_ids, lane, window)
+        word_ids = targets["tokens"]["tokens"]
+        forward_targets = torch.nn.functional.pad(word_ids[:, 1:], (0, 1))
+        backward_targets = torch.nn.functional.pad(word_ids[:, :-1], (1, 0))
+        forward_valid = positions & (forward_targets > 0)
+        backward_valid = positions & (backward_targets > 0)
+        forward_top, backward_top = top.chunk(2, dim=-1)
+        embeddings = torch.cat([forward_top[forward_valid], backward_top[backward_valid]])
+        classes = torch.cat([forward_targets[forward_valid], backward_targets[backward_valid]])
+        nll = self._softmax(self._dropout(embeddings), classes - 1)
+        forward_nll, backward_nll = nll.split(
+            [int(forward_valid.sum()), int(backward_valid.sum())]
+        )
+        self._perplexity(forward_nll, backward_nll)
+        return {
+            "loss": nll.mean() if nll.numel() else top.sum() * 0.0,
+            "forward_loss": forward_nll.mean().detach(),
+            "backward_loss": backward_nll.mean().detach(),
+            "num_targets": torch.tensor(forward_nll.numel()),
+        }
+
+    def _packed_top_layer(
+        self, character_ids: torch.Tensor, lane: torch.Tensor, window: torch.Tensor
+    ) -> Tuple[torch.Tensor, torch.BoolTensor]:
+        """The top layer of windows that already hold their sentence markers, padded by one
+        position at each end to line up with the targets."""
+        mask = (character_ids > 0).any(dim=-1)
+        embedding = self._encode_without_markers(character_ids, mask)
+        states = self._lane_states.setdefault(self.training, _LaneStates())
+        initial = states.initial(lane, window, self._bilm.lstm.zero_state(lane.size(0), embedding))
+        outputs, final = self._bilm.lstm(embedding, mask, initial)
+        states.remember(lane, window, final)
+        top = torch.nn.functional.pad(outputs[-1], (0, 0, 1, 1))
+        return top, torch.nn.functional.pad(mask, (1, 1))
+
+    def _encode_without_markers(
+        self, character_ids: torch.Tensor, mask: torch.BoolTensor
+    ) -> torch.Tensor:
+        encoder = self._bilm.character_encoder
+        batch_size, num_tokens, width = character_ids.shape
+        flat_mask = mask.view(-1)
+        type_ids, occurrence_to_type = torch.unique(
+            character_ids.view(-1, width)[flat_mask], dim=0, return_inverse=True
+        )
+        encoded = encoder.encode_token_types(type_ids)[occurrence_to_type]
+        embedding = encoded.new_zeros(batch_size * num_tokens, encoded.size(-1))
+        embedding = embedding.index_copy(0, flat_mask.nonzero().squeeze(1), encoded)
+        return embedding.view(batch_size, num_tokens, -1)
+
+    def reset_states(self) -> None:
+        """Forgets the LSTM states carried along the lanes of the packed mode."""
+        self._lane_states.clear()
+
+    def load_softmax(self, softmax_file: str, vocab_file: Optional[str] = None) -> None:
+        """Copies the rows of an exported softmax into this one, word by word; words the
+        export does not know keep their initial weights."""
+        words, weight, bias = read_softmax(softmax_file, vocab_file)
+        if weight.shape[1] != self._softmax.embedding_dim:
+            raise ConfigurationError(
+                f"{softmax_file}: softmax of dimension {weight.shape[1]}, but the biLM's top "
+                f"layer has {self._softmax.embedding_dim}"
+            )
+        row_of = {word: row for row, word in enumerate(words)}
+        ours, theirs = [], []
+        for index, word in self.vocab.get_index_to_token_vocabulary(TARGET_NAMESPACE).items():
+            if index > 0 and word in row_of:
+                ours.append(index - 1)
+                theirs.append(row_of[word])
+        with torch.no_grad():
+            self._softmax.weight[ours] = torch.from_numpy(weight[theirs]).to(self._softmax.weight)
+            self._softmax.bias[ours] = torch.from_numpy(bias[theirs]).to(self._softmax.bias)
+        logger.info(
+            "softmax: %d of %d words from %s", len(ours), self._softmax.num_words, softmax_file
+        )
+
+    @overrides
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return self._perplexity.get_metric(reset)
+
+
+class _LaneStates:
+    """The forward LSTM state at the end of the last window of each lane."""
+
+    def __init__(self) -> None:
+        self.hidden: Optional[torch.Tensor] = None  # (num_layers, lanes, hidden)
+        self.memory: Optional[torch.Tensor] = None
+        self.window: Optional[torch.Tensor] = None  # (lanes,), -1 before the first window
+
+    def initial(self, lane: torch.Tensor, window: torch.Tensor, zeros: LstmState) -> LstmState:
+        self._grow(int(lane.max()) + 1, zeros)
+        assert self.hidden is not None and self.memory is not None and self.window is not None
+        # A lane continues only from the window just before; anything else (a new epoch,
+        # shuffled data, a lane twice in a batch) starts from zeros.
+        continues = (self.window[lane] == window - 1).view(1, -1, 1)
+        hidden, memory = zeros.hidden.clone(), zeros.memory.clone()
+        hidden[:, 0] = torch.where(continues, self.hidden[:, lane], hidden[:, 0])
+        memory[:, 0] = torch.where(continues, self.memory[:, lane], memory[:, 0])
+        return LstmState(hidden, memory)
+
+    def remember(self, lane: torch.Tensor, window: torch.Tensor, final: LstmState) -> None:
+        assert self.hidden is not None and self.memory is not None and self.window is not None
+        latest = self.window.new_full(self.window.shape, -1).scatter_reduce(
+            0, lane, window, reduce="amax"
+        )
+        keep = window == latest[lane]
+        lanes = lane[keep]
+        self.hidden[:, lanes] = final.hidden[:, 0, keep].detach()
+        self.memory[:, lanes] = final.memory[:, 0, keep].detach()
+        self.window[lanes] = window[keep]
+
+    def _grow(self, num_lanes: int, zeros: LstmState) -> None:
+        known = 0 if self.window is None else self.window.size(0)
+        if num_lanes <= known:
+            return
+        extra = num_lanes - known
+        layers, _, _, hidden_size = zeros.hidden.shape
+        cell_size = zeros.memory.size(-1)
+        new_hidden = zeros.hidden.new_zeros(layers, extra, hidden_size)
+        new_memory = zeros.memory.new_zeros(layers, extra, cell_size)
+        new_window = torch.full((extra,), -1, dtype=torch.long, device=zeros.hidden.device)
+        if self.window is None:
+            self.hidden, self.memory, self.window = new_hidden, new_memory, new_window
+        else:
+            self.hidden = torch.cat([self.hidden, new_hidden], dim=1)
+            self.memory = torch.cat([self.memory, new_memory], dim=1)
+            self.window = torch.cat([self.window, new_window])
+
+
+def _build_bilm(
+    options: Optional[Dict[str, Any]], options_file: Optional[str], weight_file: Optional[str]
+) -> ElmoBiLm:
+    if (options is None) == (options_file is None):
+        raise ConfigurationError(
+            "the bilm model needs either `bilm` (bilm-tf options, to train from scratch) or "
+            "`options_file` (with `weight_file`, to continue training a biLM)"
+        )
+    if options_file is not None:
+        return load_bilm(options_file, weight_file)
+    if weight_file is not None:
+        raise ConfigurationError("weight_file needs options_file, not bilm")
+    for section, keys in _REQUIRED_OPTIONS.items():
+        if not isinstance(options.get(section), dict):
+            raise ConfigurationError(f"bilm options: missing the '{section}' section")
+        for key in keys:
+            if key not in options[section]:
+                raise ConfigurationError(f"bilm options: '{section}' has no '{key}'")
+    return ElmoBiLm.from_options(options)
+
+
+def _check_vocabulary(vocab: Vocabulary) -> None:
+    words = vocab.get_token_to_index_vocabulary(TARGET_NAMESPACE)
+    missing = [marker for marker in (SENTENCE_START, SENTENCE_END) if marker not in words]
+    if missing:
+        raise ConfigurationError(
+            f"the vocabulary's '{TARGET_NAMESPACE}' namespace has no {' or '.join(missing)}; "
+            "build it with the `from_corpus` vocabulary, or from the bilm_corpus reader's "
+            "instances, whose targets include the sentence markers"
+        )

@@ -1,0 +1,1 @@
+from elmo_plugin.lm.modules.sampled_softmax import SampledSoftmax, log_uniform_candidates

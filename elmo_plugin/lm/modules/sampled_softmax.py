@@ -1,0 +1,148 @@
+import math
+from typing import Optional, Tuple
+
+import numpy
+import torch
+from allennlp.common.checks import ConfigurationError
+
+# Accidental hits (a target drawn among its own negatives) get this logit, as in AllenNLP's
+# SampledSoftmaxLoss and TensorFlow's remove_accidental_hits.
+_ACCIDENTAL_HIT_LOGIT = -10000.0
+
+
+def log_uniform_candidates(
+    num_words: int, num_samples: int, generator: numpy.random.RandomState = numpy.random
+) -> Tuple[numpy.ndarray, int]:
+    """
+    Draws `num_samples` distinct classes from the log-uniform (Zipfian) distribution over
+    `[0, num_words)` by sampling with replacement until that many distinct ones came up, as
+    TensorFlow's `log_uniform_candidate_sampler(unique=True)` and AllenNLP's `_choice` do.
+    Returns the classes, in the order first drawn, and the number of draws it took.
+
+    Vectorised: a buffer of draws at a time, first occurrences found with `numpy.unique`,
+    instead of one Python step per draw.
+    """
+    log_range = math.log(num_words + 1)
+    draws = numpy.empty(0, dtype=numpy.int64)
+    while True:
+        batch = numpy.exp(generator.rand(2 * num_samples) * log_range).astype(numpy.int64) - 1
+        draws = numpy.concatenate([draws, numpy.clip(batch, 0, num_words - 1)])
+        _, first_draw = numpy.unique(draws, return_index=True)
+        if len(first_draw) >= num_samples:
+            first_draw.sort()
+            chosen = first_draw[:num_samples]
+            return draws[chosen], int(chosen[-1]) + 1
+
+
+class SampledSoftmax(torch.nn.Module):
+    """
+    A softmax over a vocabulary with the sampled-softmax approximation (Jean et al. 2015) in
+    training and the exact softmax in evaluation. One weight matrix serves every direction
+    of a bidirectional LM, as in bilm-tf.
+
+    In training, each call draws `num_samples` negative classes log-uniformly (so classes must
+    be ordered by descending frequency), subtracts the log expected count of every class from
+    its logit, and removes accidental hits; it equals AllenNLP's `SampledSoftmaxLoss` for the
+    same draws. Evaluation scores the full vocabulary in chunks of rows so that memory stays
+    bounded for large vocabularies.
+
+    # Parameters
+
+    num_words : `int`
+        Number of classes.
+    embedding_dim : `int`
+        Size of the inputs.
+    num_samples : `int`, optional
+        Negative samples per training batch; `None` (or at least `num_words`) trains with the
+        full softmax.
+    max_logits_per_chunk : `int`, optional (default = `2 ** 24`)
+        Bounds the `rows x num_words` logits the full softmax holds at once.
+    """
+
+    def __init__(
+        self,
+        num_words: int,
+        embedding_dim: int,
+        num_samples: Optional[int] = None,
+        max_logits_per_chunk: int = 2 ** 24,
+    ) -> None:
+        super().__init__()
+        if num_words < 2:
+            raise ConfigurationError(f"a softmax needs at least 2 classes, got {num_words}")
+        if num_samples is not None and num_samples < 1:
+            raise ConfigurationError(f"num_samples must be positive, got {num_samples}")
+        self.num_words = num_words
+        self.embedding_dim = embedding_dim
+        self.num_samples = num_samples if num_samples and num_samples < num_words else None
+        self.max_logits_per_chunk = max_logits_per_chunk
+        self.weight = torch.nn.Parameter(
+            torch.randn(num_words, embedding_dim) / math.sqrt(embedding_dim)
+        )
+        self.bias = torch.nn.Parameter(torch.zeros(num_words))
+        self._log_range = math.log(num_words + 1)
+
+    def forward(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """
+        # Parameters
+
+        embeddings : `torch.Tensor`
+            `(num_predictions, embedding_dim)`.
+        targets : `torch.Tensor`
+            `(num_predictions,)` classes in `[0, num_words)`.
+
+        # Returns
+
+        The negative log-likelihood of each target, `(num_predictions,)`.
+        """
+        if self.training and self.num_samples is not None:
+            return self._sampled_nll(embeddings, targets)
+        return self._full_nll(embeddings, targets)
+
+    def _full_nll(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        rows_per_chunk = max(1, self.max_logits_per_chunk // self.num_words)
+        pieces = []
+        for start in range(0, embeddings.size(0), rows_per_chunk):
+            chunk = embeddings[start : start + rows_per_chunk]
+            logits = torch.nn.functional.linear(chunk, self.weight, self.bias)
+            pieces.append(
+                torch.nn.functional.cross_entropy(
+                    logits, targets[start : start + rows_per_chunk], reduction="none"
+                )
+            )
+        return torch.cat(pieces) if pieces else embeddings.new_zeros(0)
+
+    def _sampled_nll(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        sampled, num_tries = log_uniform_candidates(self.num_words, self.num_samples)
+        sampled_ids = torch.from_numpy(sampled).to(targets.device)
+        all_ids = torch.cat([targets, sampled_ids])
+        weights = torch.nn.functional.embedding(all_ids, self.weight)
+        biases = self.bias[all_ids]
+        corrections = self.log_expected_count(all_ids, num_tries)
+        num_targets = targets.size(0)
+        true_logits = (weights[:num_targets] * embeddings).sum(dim=1) + biases[:num_targets]
+        sampled_logits = torch.nn.functional.linear(
+            embeddings, weights[num_targets:], biases[num_targets:]
+        )
+        true_logits = true_logits - corrections[:num_targets]
+        sampled_logits = sampled_logits - corrections[num_targets:]
+        hits = sampled_ids.unsqueeze(0) == targets.unsqueeze(1)
+        sampled_logits = sampled_logits.masked_fill(hits, _ACCIDENTAL_HIT_LOGIT)
+        logits = torch.cat([true_logits.unsqueeze(1), sampled_logits], dim=1)
+        return -torch.log_softmax(logits, dim=1)[:, 0]
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        stored = state_dict.get(prefix + "weight")
+        if stored is not None and tuple(stored.shape) != tuple(self.weight.shape):
+            raise ConfigurationError(
+                f"the saved softmax has {stored.shape[0]} words of dimension {stored.shape[1]}, "
+                f"but this model's vocabulary has {self.num_words} (and dimension "
+                f"{self.embedding_dim}): the vocabulary does not belong to these weights"
+            )
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def log_expected_count(self, ids: torch.Tensor, num_tries: int) -> torch.Tensor:
+        """log of how often `num_tries` log-uniform draws are expected to give each class."""
+        ids = ids.to(self.weight.dtype)
+        probability = torch.log((ids + 2.0) / (ids + 1.0)) / self._log_range
+        expected = -torch.expm1(num_tries * torch.log1p(-probability))
+        return torch.log(expected + torch.finfo(expected.dtype).tiny)

@@ -1,0 +1,69 @@
+"""
+The softmax of a `bilm` model in files beside a bilm-tf export, so that the export can be
+trained further: `vocab.txt` (bilm-tf's vocabulary format, one word per line, `<UNK>` for
+the unknown word) and `softmax.hdf5` with `softmax/W` `(words, dim)` and `softmax/b`
+`(words,)`, row `i` belonging to line `i`.
+"""
+import os
+from typing import List, Optional, Tuple
+
+import h5py
+import numpy
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
+
+from elmo_plugin.lm.corpus_vocabulary import BILM_TF_UNKNOWN
+
+SOFTMAX_NAME = "softmax.hdf5"
+VOCAB_NAME = "vocab.txt"
+
+
+def write_softmax(
+    output_dir: str, words: List[str], weight: numpy.ndarray, bias: numpy.ndarray
+) -> None:
+    if len(words) != weight.shape[0] or len(words) != bias.shape[0]:
+        raise ValueError(f"{len(words)} words for a softmax of {weight.shape[0]} rows")
+    with open(os.path.join(output_dir, VOCAB_NAME), "w", encoding="utf-8") as handle:
+        for word in words:
+            handle.write((BILM_TF_UNKNOWN if word == DEFAULT_OOV_TOKEN else word) + "\n")
+    with h5py.File(os.path.join(output_dir, SOFTMAX_NAME), "w") as handle:
+        handle["softmax/W"] = weight
+        handle["softmax/b"] = bias
+
+
+def read_softmax(
+    softmax_file: str, vocab_file: Optional[str] = None
+) -> Tuple[List[str], numpy.ndarray, numpy.ndarray]:
+    """The words (`<UNK>` read as `@@UNKNOWN@@`), weights and biases of an exported softmax.
+    Raises a `ConfigurationError` when the vocabulary does not belong to the softmax."""
+    path = _existing(softmax_file)
+    if vocab_file is None:
+        vocab_file = os.path.join(os.path.dirname(path), VOCAB_NAME)
+    with open(_existing(vocab_file), encoding="utf-8") as handle:
+        words = [line.rstrip("\n") for line in handle]
+    words = [DEFAULT_OOV_TOKEN if word == BILM_TF_UNKNOWN else word for word in words]
+    try:
+        with h5py.File(path, "r") as handle:
+            weight, bias = handle["softmax/W"][...], handle["softmax/b"][...]
+    except (OSError, KeyError) as error:
+        raise ConfigurationError(
+            f"{softmax_file}: not a softmax written by `allennlp elmo-export` ({error})"
+        ) from error
+    if weight.ndim != 2 or bias.shape != (weight.shape[0],):
+        raise ConfigurationError(
+            f"{softmax_file}: softmax/W {weight.shape} and softmax/b {bias.shape} do not fit"
+        )
+    if len(words) != weight.shape[0]:
+        raise ConfigurationError(
+            f"{vocab_file} has {len(words)} words but the softmax in {softmax_file} has "
+            f"{weight.shape[0]} rows: the vocabulary does not belong to this softmax"
+        )
+    return words, weight, bias
+
+
+def _existing(path: str) -> str:
+    try:
+        return cached_path(path)
+    except FileNotFoundError as error:
+        raise ConfigurationError(f"{path} does not exist") from error

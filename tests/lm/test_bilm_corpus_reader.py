@@ -1,0 +1,146 @@
+import bz2
+import gzip
+import lzma
+from typing import Dict, List
+
+import pytest
+from allennlp.common.checks import ConfigurationError
+from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
+
+from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+
+SENTENCES = "fixtures/lm/sentences.txt"
+
+
+def _lines() -> List[str]:
+    with open(SENTENCES, encoding="utf-8") as handle:
+        return [line.split() for line in handle]
+
+
+def _words(instance, field: str) -> List[str]:
+    return [token.text for token in instance[field].tokens]
+
+
+def test_sentence_mode_gives_each_line_with_markers_as_targets():
+    instances = list(BilmCorpusReader().read(SENTENCES))
+    assert [_words(i, "tokens") for i in instances] == _lines()
+    first = _lines()[0]
+    assert _words(instances[0], "targets") == ["<S>"] + first + ["</S>"]
+    assert set(instances[0].fields) == {"tokens", "targets"}
+
+
+@pytest.mark.parametrize("suffix,opener", [(".xz", lzma.open), (".gz", gzip.open), (".bz2", bz2.open)])
+def test_compressed_shards_are_read_through_a_glob_in_order(tmp_path, suffix, opener):
+    lines = open(SENTENCES, encoding="utf-8").read().splitlines()
+    for shard, part in enumerate([lines[:25], lines[25:]]):
+        with opener(tmp_path / f"shard-{shard:02d}.txt{suffix}", "wt", encoding="utf-8") as out:
+            out.write("\n".join(part) + "\n")
+    instances = list(BilmCorpusReader().read(str(tmp_path / f"shard-*.txt{suffix}")))
+    assert [_words(i, "tokens") for i in instances] == _lines()
+
+
+def test_blank_lines_and_long_sentences_are_skipped_and_counted(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a b c\n\n   \t \nd e f g h\n\ni j\n", encoding="utf-8")
+    reader = BilmCorpusReader(max_sentence_length=4)
+    assert [_words(i, "tokens") for i in reader.read(corpus)] == [["a", "b", "c"], ["i", "j"]]
+    stats = reader.statistics
+    assert (stats.sentences, stats.blank_lines, stats.long_sentences) == (2, 3, 1)
+
+
+def test_a_single_enormous_line_is_skipped_without_loading_it(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    with open(corpus, "w", encoding="utf-8") as out:
+        out.write("first sentence .\n")
+        out.write("word " * 2_000_000)  # 10 MB, no line break
+        out.write("\nlast sentence .\n")
+    reader = BilmCorpusReader(max_line_bytes=10_000)
+    words = [_words(i, "tokens") for i in reader.read(corpus)]
+    assert words == [["first", "sentence", "."], ["last", "sentence", "."]]
+    assert reader.statistics.long_lines == 1
+
+
+@pytest.mark.parametrize("content", ["", "\n\n   \n\t\n"])
+def test_a_corpus_without_sentences_is_an_error(tmp_path, content):
+    corpus = tmp_path / "empty.txt"
+    corpus.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="has no sentences"):
+        list(BilmCorpusReader().read(corpus))
+
+
+def test_binary_garbage_names_the_file_and_line(tmp_path):
+    corpus = tmp_path / "garbage.txt"
+    corpus.write_bytes(b"a fine line\n" + bytes(range(128, 256)) * 10 + b"\n")
+    with pytest.raises(ConfigurationError, match=r"garbage.txt, line 2: not UTF-8"):
+        list(BilmCorpusReader().read(corpus))
+
+
+def test_a_corrupt_compressed_file_is_an_error(tmp_path):
+    corpus = tmp_path / "broken.txt.xz"
+    corpus.write_bytes(lzma.compress(b"a b c\n" * 1000)[:50])
+    with pytest.raises(ConfigurationError, match="broken.txt.xz.*cannot decompress"):
+        list(BilmCorpusReader().read(corpus))
+
+
+def test_missing_files_are_errors(tmp_path):
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        list(BilmCorpusReader().read(tmp_path / "nothing.txt"))
+    with pytest.raises(ConfigurationError, match="no files match"):
+        list(BilmCorpusReader().read(str(tmp_path / "*.txt.xz")))
+    with pytest.raises(ConfigurationError, match="is a directory"):
+        list(BilmCorpusReader().read(tmp_path))
+
+
+def _packed(num_lanes: int, window_length: int, path: str = SENTENCES):
+    return list(BilmCorpusReader(mode="packed", num_lanes=num_lanes, window_length=window_length).read(path))
+
+
+def test_packed_lanes_hold_the_whole_stream_in_fixed_windows():
+    instances = _packed(num_lanes=3, window_length=7)
+    lanes: Dict[int, List[str]] = {}
+    order = [(int(i["window"].tensor), int(i["lane"].tensor)) for i in instances]
+    assert order == sorted(order)  # window by window, lane 0 .. n-1 within each
+    for instance in instances:
+        assert len(_words(instance, "tokens")) <= 7
+        lanes.setdefault(int(instance["lane"].tensor), []).extend(_words(instance, "tokens"))
+    # Every sentence appears exactly once, in <S> ... </S>, each lane taking whole sentences.
+    sentences = []
+    for stream in lanes.values():
+        text = " ".join(stream)
+        assert text.startswith("<S> ") and text.endswith(" </S>")
+        sentences += [s.split() for s in text[4:-5].split(" </S> <S> ")]
+    assert sorted(sentences) == sorted(_lines())
+    # Only each lane's last window may be short.
+    full = [i for i in instances if len(_words(i, "tokens")) < 7]
+    assert len(full) <= 3
+
+
+def test_packed_targets_are_the_window_with_its_neighbouring_tokens():
+    instances = _packed(num_lanes=2, window_length=5)
+    by_lane: Dict[int, list] = {0: [], 1: []}
+    for instance in instances:
+        by_lane[int(instance["lane"].tensor)].append(instance)
+    for windows in by_lane.values():
+        stream = [word for w in windows for word in _words(w, "tokens")]
+        position = 0
+        for w in windows:
+            tokens, targets = _words(w, "tokens"), _words(w, "targets")
+            before = stream[position - 1] if position > 0 else "@@PADDING@@"
+            end = position + len(tokens)
+            after = stream[end] if end < len(stream) else "@@PADDING@@"
+            assert targets == [before] + tokens + [after]
+            position = end
+
+
+def test_packed_mode_refuses_several_loader_processes():
+    reader = BilmCorpusReader(mode="packed")
+    reader._set_worker_info(WorkerInfo(num_workers=2, id=0))
+    with pytest.raises(ConfigurationError, match="num_workers"):
+        list(reader.read(SENTENCES))
+
+
+def test_bad_settings_are_errors():
+    with pytest.raises(ConfigurationError, match="mode"):
+        BilmCorpusReader(mode="documents")
+    with pytest.raises(ConfigurationError, match="max_sentence_length"):
+        BilmCorpusReader(max_sentence_length=0)
