@@ -159,8 +159,8 @@ class BilmLanguageModel(Model):
         self._perplexity(forward_nll, backward_nll)
         return {
             "loss": nll.mean() if nll.numel() else top.sum() * 0.0,
-            "forward_loss": forward_nll.mean().detach(),
-            "backward_loss": backward_nll.mean().detach(),
+            "forward_loss": _mean(forward_nll.detach()),
+            "backward_loss": _mean(backward_nll.detach()),
             "num_targets": torch.tensor(forward_nll.numel()),
         }
 
@@ -244,10 +244,9 @@ class _LaneStates:
 
     def remember(self, lane: torch.Tensor, window: torch.Tensor, final: LstmState) -> None:
         assert self.hidden is not None and self.memory is not None and self.window is not None
-        latest = self.window.new_full(self.window.shape, -1).scatter_reduce(
-            0, lane, window, reduce="amax"
-        )
-        keep = window == latest[lane]
+        # A lane twice in a batch keeps the state of its later window.
+        later = (lane.unsqueeze(0) == lane.unsqueeze(1)) & (window.unsqueeze(0) > window.unsqueeze(1))
+        keep = ~later.any(dim=1)
         lanes = lane[keep]
         self.hidden[:, lanes] = final.hidden[:, 0, keep].detach()
         self.memory[:, lanes] = final.memory[:, 0, keep].detach()
@@ -269,6 +268,10 @@ class _LaneStates:
             self.hidden = torch.cat([self.hidden, new_hidden], dim=1)
             self.memory = torch.cat([self.memory, new_memory], dim=1)
             self.window = torch.cat([self.window, new_window])
+
+
+def _mean(values: torch.Tensor) -> torch.Tensor:
+    return values.sum() / max(values.numel(), 1)
 
 
 def _build_bilm(

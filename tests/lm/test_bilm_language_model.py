@@ -1,0 +1,138 @@
+import math
+
+import pytest
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+
+from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.lm.models import BilmLanguageModel
+from tests.lm.conftest import tensorize
+
+SENTENCES = "fixtures/lm/sentences.txt"
+
+
+def _model(tiny_bilm, **kwargs):
+    torch.manual_seed(1)
+    vocabulary = CorpusVocabulary.from_corpus(corpus=SENTENCES)
+    return BilmLanguageModel(vocabulary, bilm=tiny_bilm, **kwargs)
+
+
+def _lowest_possible_loss(sentences):
+    """The mean NLL of a perfect memoriser of `sentences`: where sentences sharing a prefix
+    (or, backward, a suffix) go on differently, even it must spread its probability."""
+
+    def direction(rows):
+        total, count = 0.0, 0
+        for row in rows:
+            for i in range(1, len(row)):
+                same_prefix = [r for r in rows if r[:i] == row[:i]]
+                total -= math.log(sum(r[i] == row[i] for r in same_prefix) / len(same_prefix))
+                count += 1
+        return total, count
+
+    rows = [["<S>"] + s + ["</S>"] for s in sentences]
+    forward, backward = direction(rows), direction([r[::-1] for r in rows])
+    return (forward[0] + backward[0]) / (forward[1] + backward[1])
+
+
+def test_overfits_a_few_sentences_to_near_zero_loss(tiny_bilm):
+    model = _model(tiny_bilm, num_samples=None, dropout=0.0)
+    reader = BilmCorpusReader()
+    instances = list(reader.read(SENTENCES))[:4]
+    batch = tensorize(instances, model.vocab, reader)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    first = None
+    for _ in range(200):
+        optimizer.zero_grad()
+        loss = model(**batch)["loss"]
+        first = first if first is not None else loss.item()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    final = model(**batch)["loss"].item()
+    floor = _lowest_possible_loss([[t.text for t in i["tokens"].tokens] for i in instances])
+    assert floor < 0.15  # where the sentences part ways, even a perfect memoriser must guess
+    assert first > 5.0 and final < floor + 0.02
+
+
+def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm):
+    model = _model(tiny_bilm, num_samples=8).eval()
+    reader = BilmCorpusReader()
+    batch = tensorize(list(reader.read(SENTENCES))[:6], model.vocab, reader)
+    with torch.no_grad():
+        model(**batch)
+        metrics = model.get_metrics(reset=True)
+        # By hand: every position's forward state predicts the next word, its backward state
+        # the previous one, with the full softmax.
+        output = model.bilm(batch["tokens"]["elmo"]["elmo_tokens"])
+        top, mask = output["activations"][-1], output["mask"]
+        ids = batch["targets"]["tokens"]["tokens"]
+        weight, bias = model.softmax.weight, model.softmax.bias
+        forward, backward = [], []
+        for row in range(ids.size(0)):
+            length = int(mask[row].sum())
+            for position in range(length):
+                log_probabilities = torch.log_softmax(weight @ top[row, position, :16] + bias, 0)
+                if position + 1 < length:
+                    forward.append(-log_probabilities[ids[row, position + 1] - 1])
+                log_probabilities = torch.log_softmax(weight @ top[row, position, 16:] + bias, 0)
+                if position > 0:
+                    backward.append(-log_probabilities[ids[row, position - 1] - 1])
+    assert metrics["forward_perplexity"] == pytest.approx(math.exp(sum(forward) / len(forward)), rel=1e-5)
+    assert metrics["backward_perplexity"] == pytest.approx(math.exp(sum(backward) / len(backward)), rel=1e-5)
+    both = (sum(forward) + sum(backward)) / (len(forward) + len(backward))
+    assert metrics["perplexity"] == pytest.approx(math.exp(both), rel=1e-5)
+
+
+def test_packed_windows_carry_the_forward_state_along_each_lane(tiny_bilm):
+    """The forward LM scores a lane read in windows of 4 exactly as in one long window."""
+    model = _model(tiny_bilm).eval()
+    windows = BilmCorpusReader(mode="packed", num_lanes=1, window_length=4)
+    whole = BilmCorpusReader(mode="packed", num_lanes=1, window_length=10_000)
+
+    def forward_nll(reader, batch_size):
+        model.reset_states()
+        instances = list(reader.read(SENTENCES))
+        total = 0.0
+        with torch.no_grad():
+            for start in range(0, len(instances), batch_size):
+                output = model(**tensorize(instances[start : start + batch_size], model.vocab, reader))
+                total += float(output["forward_loss"]) * int(output["num_targets"])
+        return total
+
+    assert forward_nll(windows, 1) == pytest.approx(forward_nll(whole, 1), rel=1e-5)
+    # With several lanes, any batch size works: the states follow the lanes, not the rows.
+    lanes = BilmCorpusReader(mode="packed", num_lanes=3, window_length=4)
+    assert forward_nll(lanes, 2) == pytest.approx(forward_nll(lanes, 3), rel=1e-5)
+
+
+def test_packed_mode_without_carrying_scores_worse_than_with(tiny_bilm):
+    """The carried state is used: forgetting it between windows changes the scores."""
+    model = _model(tiny_bilm).eval()
+    reader = BilmCorpusReader(mode="packed", num_lanes=2, window_length=4)
+    instances = list(reader.read(SENTENCES))
+    with torch.no_grad():
+        carried = [model(**tensorize(instances[i : i + 2], model.vocab, reader))["forward_loss"] for i in range(0, 8, 2)]
+        fresh = []
+        for i in range(0, 8, 2):
+            model.reset_states()
+            fresh.append(model(**tensorize(instances[i : i + 2], model.vocab, reader))["forward_loss"])
+    assert carried[0] == fresh[0] and carried[1] != fresh[1]
+
+
+def test_vocabulary_without_sentence_markers_is_an_error(tiny_bilm):
+    vocabulary = Vocabulary()
+    vocabulary.add_tokens_to_namespace(["the", "cat"], "tokens")
+    with pytest.raises(ConfigurationError, match="no <S> or </S>"):
+        BilmLanguageModel(vocabulary, bilm=tiny_bilm)
+
+
+def test_needs_options_or_an_options_file(tiny_bilm):
+    vocabulary = CorpusVocabulary.from_corpus(corpus=SENTENCES)
+    with pytest.raises(ConfigurationError, match="needs either"):
+        BilmLanguageModel(vocabulary)
+    del tiny_bilm["lstm"]["dim"]
+    with pytest.raises(ConfigurationError, match="'lstm' has no 'dim'"):
+        BilmLanguageModel(vocabulary, bilm=tiny_bilm)

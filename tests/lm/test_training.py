@@ -1,0 +1,83 @@
+"""`allennlp train` and `allennlp evaluate` on the bundled Wikipedia fixture, in-process."""
+import json
+import math
+import os
+import sys
+from unittest import mock
+
+import pytest
+import torch
+from allennlp.commands import main
+from allennlp.common import Params
+from allennlp.data.data_loaders import MultiProcessDataLoader
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.training.util import evaluate
+
+import elmo_plugin.lm  # noqa: F401
+from tests.lm.conftest import TINY_BILM
+
+CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"
+HELD_OUT = "fixtures/lm/wiki_valid.txt"
+
+
+def run_allennlp(*argv: str) -> None:
+    with mock.patch.object(sys, "argv", ["allennlp", *argv]):
+        main()
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """The tiny config, shrunk, trained for one epoch on 1000 fixture sentences."""
+    serialization_dir = str(tmp_path_factory.mktemp("bilm") / "run")
+    overrides = {
+        "dataset_reader.max_instances": 1000,
+        "validation_dataset_reader": {"type": "bilm_corpus", "max_instances": 50},
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 200,
+        "trainer.num_epochs": 1,
+    }
+    run_allennlp("train", CONFIG, "-s", serialization_dir, "-o", json.dumps(overrides))
+    return serialization_dir
+
+
+def test_held_out_perplexity_of_both_directions_falls_over_an_epoch(trained, tmp_path):
+    metrics_file = str(tmp_path / "metrics.json")
+    run_allennlp("evaluate", os.path.join(trained, "model.tar.gz"), HELD_OUT, "--output-file", metrics_file)
+    after = json.load(open(metrics_file))
+
+    archive = load_archive(os.path.join(trained, "model.tar.gz"))
+    torch.manual_seed(0)
+    untrained = Model.from_params(vocab=archive.model.vocab, params=archive.config.duplicate()["model"])
+    loader = MultiProcessDataLoader(archive.validation_dataset_reader, HELD_OUT, batch_size=32)
+    loader.index_with(archive.model.vocab)
+    before = evaluate(untrained, loader)
+
+    for key in ("forward_perplexity", "backward_perplexity", "perplexity"):
+        assert math.isfinite(after[key])
+        assert after[key] < 0.5 * before[key], key
+    assert before["perplexity"] > 0.5 * archive.model.vocab.get_vocab_size("tokens")
+
+
+def test_evaluate_reports_the_full_softmax_perplexity(trained, tmp_path):
+    """What `allennlp evaluate` prints is exp(mean NLL) of the exact softmax over the file."""
+    metrics_file = str(tmp_path / "metrics.json")
+    run_allennlp("evaluate", os.path.join(trained, "model.tar.gz"), HELD_OUT, "--output-file", metrics_file)
+    reported = json.load(open(metrics_file))
+    model = load_archive(os.path.join(trained, "model.tar.gz")).model.eval()
+    loader = MultiProcessDataLoader(load_archive(os.path.join(trained, "model.tar.gz")).validation_dataset_reader, HELD_OUT, batch_size=50)
+    loader.index_with(model.vocab)
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch in loader:
+            output = model(**batch)
+            total += float(output["forward_loss"]) * int(output["num_targets"])
+            count += int(output["num_targets"])
+    assert reported["forward_perplexity"] == pytest.approx(math.exp(total / count), rel=1e-4)
+
+
+def test_the_configs_build(tmp_path):
+    """Every bilm config parses; the paper's sizes are the paper's."""
+    for name in sorted(os.listdir("training_configs/bilm")):
+        params = Params.from_file(os.path.join("training_configs/bilm", name))
+        assert params["model"]["type"] == "bilm", name
