@@ -1,0 +1,171 @@
+"""`allennlp train` -> `allennlp elmo-export` -> ELMo embedders, ours and stock AllenNLP's."""
+import json
+import os
+import shutil
+import sys
+import tarfile
+from unittest import mock
+
+import h5py
+import pytest
+import torch
+from allennlp.commands import main
+from allennlp.common.checks import ConfigurationError
+from allennlp.models.archival import load_archive
+from allennlp.modules.elmo import Elmo as AllenNlpElmo
+from allennlp.modules.elmo import _ElmoBiLm as AllenNlpElmoBiLm
+from allennlp.modules.elmo import batch_to_ids
+from allennlp.modules.token_embedders import ElmoTokenEmbedder as AllenNlpElmoTokenEmbedder
+
+import elmo_plugin.commands  # noqa: F401
+import elmo_plugin.lm  # noqa: F401
+from elmo_plugin.elmo import Elmo, ElmoTokenEmbedder, load_bilm
+from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.lm.models import BilmLanguageModel
+
+torch.set_num_threads(1)  # a shared machine: see tests/lm/conftest.py
+
+SENTENCES = "fixtures/lm/sentences.txt"
+TINY_BILM = {
+    # n_characters 261 is bilm-tf's training convention; the export must say 262.
+    "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 8], [2, 8], [3, 16]], "n_highway": 2, "n_characters": 261},
+    "lstm": {"dim": 32, "projection_dim": 16, "n_layers": 2, "cell_clip": 3, "proj_clip": 3, "use_skip_connections": True},
+}
+
+
+def run_allennlp(*argv: str) -> None:
+    with mock.patch.object(sys, "argv", ["allennlp", *argv]):
+        main()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("export")
+    overrides = {
+        "train_data_path": SENTENCES,
+        "validation_data_path": SENTENCES,
+        "vocabulary.corpus": SENTENCES,
+        "vocabulary.min_count": 1,
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 50,
+        "trainer.num_epochs": 10,
+        "trainer.optimizer.lr": 0.01,
+    }
+    run_allennlp(
+        "train", "training_configs/bilm/bilm_tiny.jsonnet", "-s", str(root / "run"),
+        "-o", json.dumps(overrides),
+    )
+    archive = str(root / "run" / "model.tar.gz")
+    run_allennlp("elmo-export", archive, str(root / "elmo"), "--include-softmax")
+    return archive, str(root / "elmo")
+
+
+def _sentences():
+    return [line.split() for line in open(SENTENCES, encoding="utf-8")][:8]
+
+
+def test_export_writes_the_bilm_tf_layout(exported):
+    _, out = exported
+    assert sorted(os.listdir(out)) == ["options.json", "softmax.hdf5", "vocab.txt", "weights.hdf5"]
+    options = json.load(open(os.path.join(out, "options.json")))
+    assert options["char_cnn"]["n_characters"] == 262
+    assert options["lstm"] == {
+        "cell_clip": 3, "dim": 32, "n_layers": 2, "proj_clip": 3, "projection_dim": 16,
+        "use_skip_connections": True,
+    }
+    with h5py.File(os.path.join(out, "weights.hdf5"), "r") as weights:
+        assert weights["char_embed"].shape == (261, 4)
+        assert "RNN_1/RNN/MultiRNNCell/Cell1/LSTMCell/W_P_0" in weights
+
+
+def test_stock_allennlp_elmo_gives_the_trained_models_outputs(exported):
+    archive, out = exported
+    options, weights = os.path.join(out, "options.json"), os.path.join(out, "weights.hdf5")
+    model = load_archive(archive).model.eval()
+    character_ids = batch_to_ids(_sentences())
+    with torch.no_grad():
+        ours = model.bilm(character_ids)
+        stock = AllenNlpElmoBiLm(options, weights)(character_ids)
+        reloaded = load_bilm(options, weights)(character_ids)
+    assert len(ours["activations"]) == len(stock["activations"]) == 3
+    for mine, theirs, again in zip(ours["activations"], stock["activations"], reloaded["activations"]):
+        assert torch.allclose(mine, theirs, atol=1e-5)
+        assert torch.allclose(mine, again, atol=1e-5)
+
+    # The scalar-mixed ELMo vectors, and the registered token embedders, agree too.
+    with torch.no_grad():
+        stock_elmo = AllenNlpElmo(options, weights, 2, dropout=0.0)(character_ids)
+        our_elmo = Elmo(options, weights, 2, dropout=0.0)(character_ids)
+        stock_embedder = AllenNlpElmoTokenEmbedder(options, weights, dropout=0.0)(character_ids)
+        our_embedder = ElmoTokenEmbedder(options_file=options, weight_file=weights, dropout=0.0)(character_ids)
+    for mine, theirs in zip(our_elmo["elmo_representations"], stock_elmo["elmo_representations"]):
+        assert torch.allclose(mine, theirs, atol=1e-5)
+    assert torch.allclose(our_embedder, stock_embedder, atol=1e-5)
+
+
+def _loss(model, instances, reader):
+    from tests.lm.conftest import tensorize
+
+    model.eval()
+    with torch.no_grad():
+        return float(model(**tensorize(instances, model.vocab, reader))["loss"])
+
+
+def test_training_continues_from_the_export_with_its_softmax(exported):
+    """A model built from the export (options, weights, softmax, vocabulary) is the trained
+    model: same held-out loss, before any further training."""
+    archive, out = exported
+    trained = load_archive(archive).model
+    vocabulary = CorpusVocabulary.from_corpus(vocab_file=os.path.join(out, "vocab.txt"))
+    resumed = BilmLanguageModel(
+        vocabulary,
+        options_file=os.path.join(out, "options.json"),
+        weight_file=os.path.join(out, "weights.hdf5"),
+        softmax_file=os.path.join(out, "softmax.hdf5"),
+    )
+    reader = BilmCorpusReader()
+    instances = list(reader.read(SENTENCES))[:10]
+    assert _loss(resumed, instances, reader) == pytest.approx(_loss(trained, instances, reader), rel=1e-5)
+    # Without the softmax the biLM alone scores far worse.
+    fresh = BilmLanguageModel(
+        vocabulary,
+        options_file=os.path.join(out, "options.json"),
+        weight_file=os.path.join(out, "weights.hdf5"),
+    )
+    assert _loss(fresh, instances, reader) > _loss(trained, instances, reader) + 0.3
+
+
+def test_a_vocabulary_that_does_not_match_the_softmax_is_an_error(exported, tmp_path):
+    _, out = exported
+    shutil.copy(os.path.join(out, "softmax.hdf5"), tmp_path / "softmax.hdf5")
+    words = open(os.path.join(out, "vocab.txt"), encoding="utf-8").read().splitlines()
+    (tmp_path / "vocab.txt").write_text("\n".join(words[:-3]) + "\n", encoding="utf-8")
+    vocabulary = CorpusVocabulary.from_corpus(vocab_file=str(tmp_path / "vocab.txt"))
+    with pytest.raises(ConfigurationError, match="does not belong to this softmax"):
+        BilmLanguageModel(
+            vocabulary,
+            options_file=os.path.join(out, "options.json"),
+            weight_file=os.path.join(out, "weights.hdf5"),
+            softmax_file=str(tmp_path / "softmax.hdf5"),
+        )
+
+
+def test_an_archive_whose_vocabulary_was_swapped_is_a_clear_error(exported, tmp_path):
+    archive, _ = exported
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(archive) as tar:
+        tar.extractall(unpacked)
+    tokens = unpacked / "vocabulary" / "tokens.txt"
+    tokens.write_text("\n".join(tokens.read_text(encoding="utf-8").splitlines()[:-5]) + "\n", encoding="utf-8")
+    broken = tmp_path / "broken.tar.gz"
+    with tarfile.open(broken, "w:gz") as tar:
+        for name in os.listdir(unpacked):
+            tar.add(unpacked / name, arcname=name)
+    with pytest.raises(ConfigurationError, match="vocabulary does not belong to these weights"):
+        run_allennlp("elmo-export", str(broken), str(tmp_path / "out"))
+
+
+def test_exporting_something_else_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        run_allennlp("elmo-export", str(tmp_path / "missing.tar.gz"), str(tmp_path / "out"))
