@@ -1,0 +1,69 @@
+"""AllenNLP's `distributed` section with the `bilm` model: two CPU workers over gloo."""
+import json
+import os
+import socket
+from collections import Counter
+
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.training.callbacks import TrainerCallback
+
+import elmo_plugin.lm  # noqa: F401
+from tests.lm.conftest import TINY_BILM
+
+SENTENCES = "fixtures/lm/sentences.txt"
+
+
+@TrainerCallback.register("test_log_batches_per_worker")
+class LogBatchesPerWorker(TrainerCallback):
+    """Writes the word ids of every sentence each worker trains on to `log.<rank>`."""
+
+    def __init__(self, serialization_dir: str, log: str) -> None:
+        super().__init__(serialization_dir)
+        self.log = log
+
+    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs) -> None:
+        if not is_training:
+            return
+        rank = torch.distributed.get_rank()
+        with open(f"{self.log}.{rank}", "a") as log:
+            for row in batch_inputs[0]["targets"]["tokens"]["tokens"].tolist():
+                log.write(f"{epoch} {' '.join(str(i) for i in row if i)}\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # each worker one thread on a shared machine
+    log = str(tmp_path / "batches")
+    overrides = {
+        "train_data_path": SENTENCES,
+        "validation_data_path": SENTENCES,
+        "vocabulary.corpus": SENTENCES,
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 50,
+        "data_loader.batch_sampler.batch_size": 4,
+        "trainer.num_epochs": 2,
+        "trainer.callbacks": [{"type": "test_log_batches_per_worker", "log": log}],
+        "distributed": {"cuda_devices": [-1, -1], "master_port": _free_port()},
+    }
+    train_model_from_file(
+        "training_configs/bilm/bilm_tiny.jsonnet",
+        str(tmp_path / "run"),
+        overrides=json.dumps(overrides),
+        include_package=["elmo_plugin.lm", "tests.lm.test_distributed"],
+    )
+    metrics = json.load(open(tmp_path / "run" / "metrics.json"))
+    assert metrics["epoch"] == 1
+    assert 1 < metrics["validation_perplexity"] < metrics["training_perplexity"] * 10
+
+    # Each epoch, the two workers saw the 40 sentences exactly once between them.
+    seen = [Counter(open(f"{log}.{rank}").read().splitlines()) for rank in (0, 1)]
+    for epoch in ("0", "1"):
+        halves = [{s for s in worker if s.split()[0] == epoch} for worker in seen]
+        assert len(halves[0]) == len(halves[1]) == 20
+        assert not halves[0] & halves[1]
