@@ -76,8 +76,22 @@ def test_evaluate_reports_the_full_softmax_perplexity(trained, tmp_path):
     assert reported["forward_perplexity"] == pytest.approx(math.exp(total / count), rel=1e-4)
 
 
-def test_the_configs_build(tmp_path):
-    """Every bilm config parses; the paper's sizes are the paper's."""
+def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
+    configs = {}
     for name in sorted(os.listdir("training_configs/bilm")):
-        params = Params.from_file(os.path.join("training_configs/bilm", name))
-        assert params["model"]["type"] == "bilm", name
+        if name.endswith(".jsonnet"):
+            configs[name] = Params.from_file(os.path.join("training_configs/bilm", name)).as_dict()
+            assert configs[name]["model"]["type"] == "bilm", name
+    original = configs["bilm_elmo_original.jsonnet"]
+    cnn, lstm = original["model"]["bilm"]["char_cnn"], original["model"]["bilm"]["lstm"]
+    assert sum(n for _, n in cnn["filters"]) == 2048 and cnn["n_highway"] == 2
+    assert (lstm["n_layers"], lstm["dim"], lstm["projection_dim"]) == (2, 4096, 512)
+    assert original["model"]["num_samples"] == 8192
+    assert original["trainer"]["optimizer"] == {"type": "adagrad", "lr": 0.2, "initial_accumulator_value": 1}
+    assert original["trainer"]["grad_norm"] == 10
+    assert original["dataset_reader"]["mode"] == "packed"
+    assert original["data_loader"]["batch_size"] == original["dataset_reader"]["num_lanes"]
+    small = configs["bilm_elmo_small.jsonnet"]["model"]["bilm"]
+    assert (small["lstm"]["dim"], small["lstm"]["projection_dim"], small["char_cnn"]["n_highway"]) == (1024, 128, 1)
+    multigpu = configs["bilm_elmo_original_multigpu.jsonnet"]
+    assert multigpu["distributed"]["cuda_devices"] == [0, 1, 2] and "cuda_device" not in multigpu["trainer"]

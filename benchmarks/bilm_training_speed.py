@@ -1,0 +1,323 @@
+"""
+Training throughput and equal-wall-clock perplexity of the `bilm` model against its peer,
+allennlp-models' `language_model` (bidirectional, sampled softmax), on the tokenised
+Wikipedia corpus of ../shared/data.
+
+Both models get the same sentences in the same batches of 64 (grouped by length), the same
+vocabulary (the 50,000 most frequent words of shard-00 with `<S>`, `</S>`), 4096 negative
+samples, Adam 1e-3 and the same character CNN (16-dim characters, filters
+[[1,32],[2,32],[3,64],[4,128],[5,256],[6,512]], one highway layer, projection 128):
+
+* peer: `character_encoding` + `cnn-highway`, a 2-layer bidirectional `lstm` of 512 hidden
+  units, `num_samples` 4096.
+* ours: the full ELMo biLM at the same CNN: 2 layers of 512 cells with 128-dim projections,
+  cell and projection clipping 3, a residual connection, dropout 0.1, one softmax shared by
+  both directions.
+
+`speed` times training steps (forward, backward, optimizer step; batches are tensorised
+beforehand for both) in a fresh subprocess per measurement, alternating the two models, and
+reports the medians of `--runs` runs, their ratio and each process's peak memory.
+`race` trains both at once, one process each, for the same wall-clock time, then measures
+held-out perplexity with the full softmax on the first `--held-out` sentences of valid.
+
+    python benchmarks/bilm_training_speed.py speed --runs 5
+    python benchmarks/bilm_training_speed.py race --seconds 900
+
+Words are counted without the sentence markers. One thread per process (`--threads`): the
+machine these numbers come from is shared, and several OpenMP threads spinning while
+descheduled make every step many times slower.
+"""
+import argparse
+import json
+import lzma
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Dict, List
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "..", "shared", "data", "lm_wikipedia_en_2015", "tokenized")
+TRAIN = os.path.join(DATA, "train", "shard-00.txt.xz")
+VALID = os.path.join(DATA, "valid.txt.xz")
+VOCAB_DIR = os.path.join("/tmp", "bilm_benchmark_vocabulary")
+
+FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]]
+BATCH_SIZE = 64
+NUM_SAMPLES = 4096
+MAX_LENGTH = 100
+
+OURS = {
+    "type": "bilm",
+    "bilm": {
+        "char_cnn": {"embedding": {"dim": 16}, "filters": FILTERS, "n_highway": 1, "activation": "relu"},
+        "lstm": {
+            "dim": 512,
+            "projection_dim": 128,
+            "n_layers": 2,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "use_skip_connections": True,
+        },
+    },
+    "num_samples": NUM_SAMPLES,
+    "dropout": 0.1,
+}
+PEER = {
+    "type": "language_model",
+    "bidirectional": True,
+    "num_samples": NUM_SAMPLES,
+    "text_field_embedder": {
+        "token_embedders": {
+            "tokens": {"type": "empty"},
+            "token_characters": {
+                "type": "character_encoding",
+                "embedding": {"num_embeddings": 262, "embedding_dim": 16},
+                "encoder": {
+                    "type": "cnn-highway",
+                    "activation": "relu",
+                    "embedding_dim": 16,
+                    "filters": FILTERS,
+                    "num_highway": 1,
+                    "projection_dim": 128,
+                    "projection_location": "after_highway",
+                    "do_layer_norm": False,
+                },
+            },
+        }
+    },
+    "contextualizer": {
+        "type": "lstm",
+        "input_size": 128,
+        "hidden_size": 512,
+        "num_layers": 2,
+        "bidirectional": True,
+    },
+}
+
+
+def read_sentences(path: str, count: int, skip: int = 0) -> List[List[str]]:
+    sentences = []
+    with lzma.open(path, "rt", encoding="utf-8") as corpus:
+        for line in corpus:
+            words = line.split()
+            if not words or len(words) > MAX_LENGTH:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            sentences.append(words)
+            if len(sentences) == count:
+                break
+    return sentences
+
+
+def batches_of(sentences: List[List[str]]) -> List[List[List[str]]]:
+    """Batches of similar length, as a bucket sampler makes them, in a fixed order."""
+    import random
+
+    ordered = sorted(sentences, key=len)
+    batches = [ordered[i : i + BATCH_SIZE] for i in range(0, len(ordered), BATCH_SIZE)]
+    random.Random(0).shuffle(batches)
+    return batches
+
+
+def vocabulary():
+    from allennlp.data import Vocabulary
+
+    from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
+
+    if not os.path.isdir(VOCAB_DIR):
+        CorpusVocabulary.from_corpus(corpus=TRAIN, max_vocab_size=50_000).save_to_files(VOCAB_DIR)
+    return Vocabulary.from_files(VOCAB_DIR)
+
+
+def build(which: str, vocab):
+    """The model and a function making its tensors for a batch of sentences."""
+    import torch
+    from allennlp.common import Params
+    from allennlp.data import Batch, Instance, Token
+    from allennlp.data.fields import TextField
+    from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
+    from allennlp.models import Model
+
+    import elmo_plugin.lm  # noqa: F401
+    from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+
+    if which == "peer":
+        import allennlp_models.lm  # noqa: F401
+
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(OURS if which == "bilm" else PEER))))
+    reader = BilmCorpusReader()
+    peer_indexers = {"tokens": SingleIdTokenIndexer(), "token_characters": ELMoTokenCharactersIndexer()}
+
+    def tensors(sentences: List[List[str]]) -> Dict:
+        if which == "bilm":
+            instances = [reader.text_to_instance(s) for s in sentences]
+            for instance in instances:
+                reader.apply_token_indexers(instance)
+        else:
+            # What the peer's `simple_language_modeling` reader makes, with <S> and </S>.
+            instances = [
+                Instance({"source": TextField([Token(w) for w in ["<S>"] + s + ["</S>"]], peer_indexers)})
+                for s in sentences
+            ]
+        batch = Batch(instances)
+        batch.index_instances(vocab)
+        return batch.as_tensor_dict()
+
+    return model, tensors
+
+
+def measure_speed(which: str, num_batches: int, threads: int) -> Dict:
+    import torch
+
+    torch.set_num_threads(threads)
+    vocab = vocabulary()
+    model, tensors = build(which, vocab)
+    sentences = read_sentences(TRAIN, BATCH_SIZE * (num_batches + 1))
+    batches = [(tensors(b), sum(map(len, b))) for b in batches_of(sentences)]
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+
+    def step(batch):
+        optimizer.zero_grad()
+        model(**batch)["loss"].backward()
+        optimizer.step()
+
+    step(batches[0][0])  # warm-up, not timed
+    start = time.perf_counter()
+    for batch, _ in batches[1:]:
+        step(batch)
+    seconds = time.perf_counter() - start
+    words = sum(count for _, count in batches[1:])
+    return {
+        "model": which,
+        "words": words,
+        "seconds": seconds,
+        "words_per_second": words / seconds,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+
+
+def held_out_perplexity(model, tensors, sentences: List[List[str]]) -> float:
+    import torch
+
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch in batches_of(sentences):
+            output = model(**tensors(batch))
+            predictions = sum(len(s) + 1 for s in batch)  # per direction
+            total += float(output["loss"]) * predictions
+            count += predictions
+    model.train()
+    return math.exp(total / count)
+
+
+def train_for(which: str, seconds: float, threads: int, held_out: int) -> Dict:
+    import torch
+
+    torch.set_num_threads(threads)
+    vocab = vocabulary()
+    model, tensors = build(which, vocab)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    valid = read_sentences(VALID, held_out)
+    sentences = read_sentences(TRAIN, 10**9)
+    words, steps, start = 0, 0, time.perf_counter()
+    model.train()
+    for chunk_start in range(0, len(sentences), 100 * BATCH_SIZE):
+        for batch in batches_of(sentences[chunk_start : chunk_start + 100 * BATCH_SIZE]):
+            optimizer.zero_grad()
+            loss = model(**tensors(batch))["loss"]
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+            optimizer.step()
+            words += sum(map(len, batch))
+            steps += 1
+            if time.perf_counter() - start >= seconds:
+                return {
+                    "model": which,
+                    "seconds": time.perf_counter() - start,
+                    "steps": steps,
+                    "words": words,
+                    "held_out_perplexity": held_out_perplexity(model, tensors, valid),
+                    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                }
+    raise RuntimeError("ran out of training data")
+
+
+def run_child(*arguments: str) -> Dict:
+    output = subprocess.run(
+        [sys.executable, __file__, *arguments], check=True, capture_output=True, text=True, cwd=ROOT
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def compare_speed(runs: int, num_batches: int, threads: int) -> None:
+    vocabulary()  # built once, before any timing
+    results: Dict[str, List[Dict]] = {"peer": [], "bilm": []}
+    for run in range(runs):
+        for which in ("peer", "bilm"):
+            result = run_child("child-speed", which, str(num_batches), str(threads))
+            results[which].append(result)
+            print(f"run {run + 1} {which}: {result['words_per_second']:.0f} words/s, "
+                  f"peak {result['peak_rss_mb']:.0f} MB", flush=True)
+    summary = {}
+    for which, found in results.items():
+        summary[which] = {
+            "median_words_per_second": statistics.median(r["words_per_second"] for r in found),
+            "median_peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in found),
+            "parameters": found[0]["parameters"],
+        }
+    summary["speedup"] = summary["bilm"]["median_words_per_second"] / summary["peer"]["median_words_per_second"]
+    print(json.dumps(summary, indent=2))
+
+
+def race(seconds: float, threads: int, held_out: int) -> None:
+    vocabulary()
+    children = {
+        which: subprocess.Popen(
+            [sys.executable, __file__, "child-race", which, str(seconds), str(threads), str(held_out)],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        )
+        for which in ("peer", "bilm")
+    }
+    results = {which: json.loads(child.communicate()[0].strip().splitlines()[-1]) for which, child in children.items()}
+    print(json.dumps(results, indent=2))
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["child-speed"]:
+        print(json.dumps(measure_speed(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+        return
+    if sys.argv[1:2] == ["child-race"]:
+        print(json.dumps(train_for(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))))
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    speed = commands.add_parser("speed")
+    speed.add_argument("--runs", type=int, default=5)
+    speed.add_argument("--batches", type=int, default=8)
+    speed.add_argument("--threads", type=int, default=1)
+    race_parser = commands.add_parser("race")
+    race_parser.add_argument("--seconds", type=float, default=900)
+    race_parser.add_argument("--threads", type=int, default=1)
+    race_parser.add_argument("--held-out", type=int, default=500)
+    args = parser.parse_args()
+    if not os.path.exists(TRAIN):
+        sys.exit(f"{TRAIN} not found: this benchmark reads ../shared/data")
+    sys.path.insert(0, ROOT)
+    if args.command == "speed":
+        compare_speed(args.runs, args.batches, args.threads)
+    else:
+        race(args.seconds, args.threads, args.held_out)
+
+
+if __name__ == "__main__":
+    main()

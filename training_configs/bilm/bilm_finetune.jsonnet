@@ -1,0 +1,39 @@
+// Domain adaptation (Peters et al. 2018, section 5): continue training a biLM on text of the
+// target domain before using it as ELMo. Here: the tiny biLM of bilm_tiny.jsonnet, exported
+// with its softmax, trained one more epoch on image captions (SNLI premises, bundled).
+//
+//   allennlp train training_configs/bilm/bilm_tiny.jsonnet -s runs/bilm_tiny --include-package elmo_plugin
+//   allennlp elmo-export runs/bilm_tiny/model.tar.gz runs/bilm_tiny/elmo --include-softmax
+//   allennlp train training_configs/bilm/bilm_finetune.jsonnet -s runs/bilm_captions --include-package elmo_plugin
+//   allennlp elmo-export runs/bilm_captions/model.tar.gz runs/bilm_captions/elmo
+//
+// From a published biLM (options + weights only, no softmax): set `model.options_file` and
+// `model.weight_file`, drop `model.softmax_file`, and count the vocabulary from the domain
+// corpus instead: "vocabulary": {"type": "from_corpus", "corpus": <domain corpus>}.
+local export = "runs/bilm_tiny/elmo";
+local train = "fixtures/lm/captions_train.txt";
+local valid = "fixtures/lm/captions_valid.txt";
+{
+  dataset_reader: { type: "bilm_corpus", max_sentence_length: 100 },
+  train_data_path: train,
+  validation_data_path: valid,
+  // The export's vocabulary, so that every softmax row is reused.
+  vocabulary: { type: "from_corpus", vocab_file: export + "/vocab.txt" },
+  model: {
+    type: "bilm",
+    options_file: export + "/options.json",
+    weight_file: export + "/weights.hdf5",
+    softmax_file: export + "/softmax.hdf5",
+    num_samples: 1024,
+    dropout: 0.1,
+  },
+  data_loader: { batch_sampler: { type: "bucket", batch_size: 32, sorting_keys: ["tokens"] } },
+  validation_data_loader: { batch_size: 64 },
+  trainer: {
+    optimizer: { type: "adam", lr: 0.001 },
+    grad_norm: 10.0,
+    num_epochs: 1,
+    validation_metric: "-perplexity",
+    checkpointer: { keep_most_recent_by_count: 1 },
+  },
+}
