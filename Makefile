@@ -16,7 +16,7 @@ venv: $(STAMP)
 
 # The main job on the bundled default: embed bundled sentences with the bundled biLM.
 demo: $(STAMP)
-	$(BIN)/python -m elmo_plugin.demo
+	bash scripts/demo.sh
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
