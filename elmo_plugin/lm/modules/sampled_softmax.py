@@ -34,6 +34,16 @@ def log_uniform_candidates(
             return draws[chosen], int(chosen[-1]) + 1
 
 
+def _accidental_hits(
+    targets: torch.Tensor, sampled_ids: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The (row, column) of each target among the sampled classes, where it was sampled."""
+    ordered, order = sampled_ids.sort()
+    position = torch.searchsorted(ordered, targets).clamp(max=ordered.size(0) - 1)
+    rows = (ordered[position] == targets).nonzero().squeeze(1)
+    return rows, order[position[rows]]
+
+
 class SampledSoftmax(torch.nn.Module):
     """
     A softmax over a vocabulary with the sampled-softmax approximation (Jean et al. 2015) in
@@ -114,21 +124,21 @@ class SampledSoftmax(torch.nn.Module):
     def _sampled_nll(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         sampled, num_tries = log_uniform_candidates(self.num_words, self.num_samples)
         sampled_ids = torch.from_numpy(sampled).to(targets.device)
-        all_ids = torch.cat([targets, sampled_ids])
-        weights = torch.nn.functional.embedding(all_ids, self.weight)
-        biases = self.bias[all_ids]
-        corrections = self.log_expected_count(all_ids, num_tries)
-        num_targets = targets.size(0)
-        true_logits = (weights[:num_targets] * embeddings).sum(dim=1) + biases[:num_targets]
-        sampled_logits = torch.nn.functional.linear(
-            embeddings, weights[num_targets:], biases[num_targets:]
+        true_logits = (
+            (torch.nn.functional.embedding(targets, self.weight) * embeddings).sum(dim=1)
+            + self.bias[targets]
+            - self.log_expected_count(targets, num_tries)
         )
-        true_logits = true_logits - corrections[:num_targets]
-        sampled_logits = sampled_logits - corrections[num_targets:]
-        hits = sampled_ids.unsqueeze(0) == targets.unsqueeze(1)
-        sampled_logits = sampled_logits.masked_fill(hits, _ACCIDENTAL_HIT_LOGIT)
-        logits = torch.cat([true_logits.unsqueeze(1), sampled_logits], dim=1)
-        return -torch.log_softmax(logits, dim=1)[:, 0]
+        # The log expected counts go into the bias: one subtraction per sample, not per logit.
+        sampled_logits = torch.nn.functional.linear(
+            embeddings,
+            torch.nn.functional.embedding(sampled_ids, self.weight),
+            self.bias[sampled_ids] - self.log_expected_count(sampled_ids, num_tries),
+        )
+        rows, columns = _accidental_hits(targets, sampled_ids)
+        sampled_logits.index_put_((rows, columns), sampled_logits.new_tensor(_ACCIDENTAL_HIT_LOGIT))
+        # -log_softmax([true, sampled...])[0], without building the concatenation.
+        return torch.logaddexp(true_logits, torch.logsumexp(sampled_logits, dim=1)) - true_logits
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
         stored = state_dict.get(prefix + "weight")
