@@ -1,0 +1,145 @@
+"""
+Training-epoch time of the CoNLL-2003 NER tagger without and with ELMo, on a slice of the
+real training set (../shared/data/conll2003/train.txt), run from the repository root:
+
+    python benchmarks/ner_epoch_speed.py --sentences 2000 --runs 3
+
+Each run builds the model of `training_configs/ner/ner_baseline.jsonnet` or
+`ner_elmo.jsonnet` (whose `elmo` embedder has the frozen-biLM activation cache on) and
+trains it for two epochs with the configs' optimizer, batching and gradient clipping (no
+validation). Epoch 1 of `+elmo` runs the biLM and fills the cache; epoch 2 reads the cache.
+Epoch 1 of every variant also reads and indexes the data, so the ratio compares epoch 2s:
+`+elmo epoch 2 / baseline epoch 2`. Reported times are medians over `--runs` runs.
+
+Times are the process's CPU seconds (all its threads), with torch on `--threads` threads
+(default 1): on a machine shared with other jobs, wall-clock time mostly measures the
+other jobs. Wall-clock seconds are printed too.
+
+The biLMs: the test fixture (`fixtures/elmo`, output dim 32), and, unless `--no-small`, a
+randomly initialised biLM of the published "small" size (2x1024_128_2048cnn_1xhighway,
+output dim 256) written to a temporary directory (speed does not depend on the weights).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common import Params
+from allennlp.data import DatasetReader, Vocabulary
+from allennlp.data.data_loaders import MultiProcessDataLoader
+from allennlp.data.samplers import BucketBatchSampler
+from allennlp.models import Model
+
+from elmo_plugin.elmo import ElmoBiLm, read_options, save_bilm
+import elmo_plugin.tasks.ner  # noqa: F401
+
+TRAIN = "../shared/data/conll2003/train.txt"
+CONFIGS = "training_configs/ner"
+SMALL_OPTIONS = {
+    "lstm": {"dim": 1024, "projection_dim": 128, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
+             "use_skip_connections": True},
+    "char_cnn": {
+        "embedding": {"dim": 16},
+        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+        "n_highway": 1, "n_characters": 262, "max_characters_per_token": 50, "activation": "relu",
+    },
+}
+
+
+def write_small_bilm(directory: str) -> Tuple[str, str]:
+    save_bilm(ElmoBiLm.from_options(SMALL_OPTIONS), directory)
+    return os.path.join(directory, "options.json"), os.path.join(directory, "weights.hdf5")
+
+
+def config(name: str, bilm: Optional[Tuple[str, str]]) -> Params:
+    overrides: Dict = {}
+    if bilm is not None:
+        options, weights = bilm
+        elmo_dim = 2 * read_options(options)["lstm"]["projection_dim"]
+        baseline = Params.from_file(f"{CONFIGS}/ner_baseline.jsonnet")
+        overrides = {
+            "model.text_field_embedder.token_embedders.elmo.options_file": options,
+            "model.text_field_embedder.token_embedders.elmo.weight_file": weights,
+            "model.encoder.input_size": baseline["model"]["encoder"]["input_size"] + elmo_dim,
+        }
+    return Params.from_file(f"{CONFIGS}/{name}", json.dumps(overrides))
+
+
+def timed_epochs(params: Params, num_sentences: int, num_epochs: int = 2) -> List[Tuple[float, float]]:
+    """(CPU seconds, wall-clock seconds) of each training epoch."""
+    params["dataset_reader"]["max_instances"] = num_sentences
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    batch_size = params["data_loader"]["batch_sampler"]["batch_size"]
+    loader = MultiProcessDataLoader(reader, TRAIN, batch_sampler=BucketBatchSampler(batch_size=batch_size))
+    vocabulary = Vocabulary.from_params(params.pop("vocabulary"), instances=loader.iter_instances())
+    loader.index_with(vocabulary)
+    model = Model.from_params(vocab=vocabulary, params=params.pop("model"))
+    trainer = params.pop("trainer")
+    optimizer = torch.optim.Adam(
+        [p for p in model.parameters() if p.requires_grad], lr=trainer["optimizer"]["lr"]
+    )
+    times = []
+    for _ in range(num_epochs):
+        model.train()
+        start, start_cpu = time.perf_counter(), time.process_time()
+        for batch in loader:
+            optimizer.zero_grad()
+            loss = model(**batch)["loss"]
+            penalty = model.get_regularization_penalty()
+            if penalty is not None:
+                loss = loss + penalty
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), trainer["grad_norm"])
+            optimizer.step()
+        times.append((time.process_time() - start_cpu, time.perf_counter() - start))
+    return times
+
+
+def median_epochs(params_of, num_sentences: int, runs: int) -> List[Tuple[float, float]]:
+    per_run = [timed_epochs(params_of(), num_sentences) for _ in range(runs)]
+    return [
+        tuple(statistics.median(run[e][kind] for run in per_run) for kind in (0, 1))
+        for e in range(len(per_run[0]))
+    ]
+
+
+def row(model: str, bilm: str, epochs: List[Tuple[float, float]], baseline_epoch_2: float) -> str:
+    (cpu_1, wall_1), (cpu_2, wall_2) = epochs
+    return (f"| {model} | {bilm} | {cpu_1:.1f} ({wall_1:.1f}) | {cpu_2:.1f} ({wall_2:.1f}) | "
+            f"{cpu_2 / baseline_epoch_2:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sentences", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-small", action="store_true", help="skip the small-size biLM")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    if not os.path.exists(TRAIN):
+        sys.exit(f"{TRAIN} not found: run from the repository root with ../shared/data present")
+    torch.manual_seed(0)
+    bilms = {"fixture (dim 32)": ("fixtures/elmo/options.json", "fixtures/elmo/lm_weights.hdf5")}
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.no_small:
+            bilms["small 2x1024_128_2048cnn (dim 256, random)"] = write_small_bilm(tmp)
+        print(f"CoNLL-2003 train, first {args.sentences} sentences; torch threads "
+              f"{torch.get_num_threads()}; median of {args.runs} runs; CPU seconds per training "
+              "epoch (wall-clock seconds in parentheses)")
+        baseline = median_epochs(lambda: config("ner_baseline.jsonnet", None), args.sentences, args.runs)
+        print("| model | biLM | epoch 1 | epoch 2 | epoch 2 / baseline epoch 2 (CPU) |")
+        print("|---|---|---|---|---|")
+        print(row("baseline", "-", baseline, baseline[1][0]), flush=True)
+        for name, bilm in bilms.items():
+            elmo = median_epochs(lambda: config("ner_elmo.jsonnet", bilm), args.sentences, args.runs)
+            print(row("+elmo (cache)", name, elmo, baseline[1][0]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
