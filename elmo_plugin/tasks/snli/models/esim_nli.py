@@ -71,6 +71,8 @@ class EsimNli(Model):
         Passed to `Model` (e.g. `regularizer`).
     """
 
+    default_predictor = "nli_pair"
+
     def __init__(
         self,
         vocab: Vocabulary,
@@ -232,8 +234,6 @@ class EsimNli(Model):
     @overrides
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         return {"accuracy": self._accuracy.get_metric(reset), **elmo_layer_weight_metrics(self)}
-
-    default_predictor = "nli_pair"
 
 
 def _check_elmo_places(elmo: Optional[Elmo], use_input_elmo: bool, use_output_elmo: bool) -> None:
