@@ -131,6 +131,11 @@ def read_sentences(
 
 
 def _decode(line: bytes, path: str, line_number: int) -> str:
+    if b"\x00" in line:
+        raise ConfigurationError(
+            f"{path}, line {line_number}: NUL bytes, so binary data, not text; expected one "
+            "tokenised sentence per line"
+        )
     try:
         return line.decode("utf-8")
     except UnicodeDecodeError as error:

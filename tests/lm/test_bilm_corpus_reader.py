@@ -75,6 +75,13 @@ def test_binary_garbage_names_the_file_and_line(tmp_path):
         list(BilmCorpusReader().read(corpus))
 
 
+def test_binary_data_that_happens_to_decode_is_still_an_error(tmp_path):
+    corpus = tmp_path / "zeros.bin"
+    corpus.write_bytes(b"a fine line\n" + b"\x00" * 5000)
+    with pytest.raises(ConfigurationError, match=r"zeros.bin, line 2: NUL bytes"):
+        list(BilmCorpusReader().read(corpus))
+
+
 def test_a_corrupt_compressed_file_is_an_error(tmp_path):
     corpus = tmp_path / "broken.txt.xz"
     corpus.write_bytes(lzma.compress(b"a b c\n" * 1000)[:50])

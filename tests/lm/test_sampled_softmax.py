@@ -43,10 +43,16 @@ def test_sampled_loss_equals_allennlps_for_the_same_draws(monkeypatch):
         "elmo_plugin.lm.modules.sampled_softmax.log_uniform_candidates", lambda *a: draws
     )
     theirs.choice_func = lambda *a: draws
-    embeddings = torch.randn(30, 8)
+    embeddings = torch.randn(30, 8, requires_grad=True)
     targets = torch.randint(0, 500, (30,))
     targets[:5] = torch.from_numpy(draws[0][:5])  # some accidental hits
-    assert torch.allclose(ours(embeddings, targets).sum(), theirs(embeddings, targets), atol=1e-4)
+    our_loss, their_loss = ours(embeddings, targets).sum(), theirs(embeddings, targets)
+    assert torch.allclose(our_loss, their_loss, atol=1e-4)
+    # The same gradients, too (accidental hits are masked outside autograd).
+    our_gradients = torch.autograd.grad(our_loss, [embeddings, ours.weight, ours.bias])
+    their_gradients = torch.autograd.grad(their_loss, [embeddings, theirs.softmax_w, theirs.softmax_b])
+    for mine, theirs_ in zip(our_gradients, their_gradients):
+        assert torch.allclose(mine, theirs_, atol=1e-5)
 
 
 def test_evaluation_is_the_exact_softmax_in_bounded_chunks():

@@ -76,6 +76,27 @@ def test_evaluate_reports_the_full_softmax_perplexity(trained, tmp_path):
     assert reported["forward_perplexity"] == pytest.approx(math.exp(total / count), rel=1e-4)
 
 
+def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
+    """bilm_elmo_small.jsonnet (packed lanes, Adagrad, ...) with a tiny biLM and 4 lanes."""
+    sentences = "fixtures/lm/sentences.txt"
+    overrides = {
+        "train_data_path": sentences,
+        "validation_data_path": sentences,
+        "vocabulary.corpus": sentences,
+        "vocabulary.min_count": 1,
+        "dataset_reader.num_lanes": 4,
+        "data_loader.batch_size": 4,
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 50,
+        "trainer.cuda_device": -1,
+        "trainer.num_epochs": 2,
+    }
+    run_allennlp("train", "training_configs/bilm/bilm_elmo_small.jsonnet", "-s", str(tmp_path / "run"), "-o", json.dumps(overrides))
+    metrics = json.load(open(tmp_path / "run" / "metrics.json"))
+    assert metrics["validation_perplexity"] < metrics["training_perplexity"] * 10
+    assert metrics["validation_perplexity"] < 0.7 * 300  # ~300 words: far below chance
+
+
 def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
     configs = {}
     for name in sorted(os.listdir("training_configs/bilm")):

@@ -136,7 +136,11 @@ class SampledSoftmax(torch.nn.Module):
             self.bias[sampled_ids] - self.log_expected_count(sampled_ids, num_tries),
         )
         rows, columns = _accidental_hits(targets, sampled_ids)
-        sampled_logits.index_put_((rows, columns), sampled_logits.new_tensor(_ACCIDENTAL_HIT_LOGIT))
+        with torch.no_grad():
+            # Outside autograd, so that the backward pass copies no (targets x samples)
+            # tensor; the gradient reaching these logits through the softmax is exp(-10000),
+            # zero, as when masking inside autograd.
+            sampled_logits[rows, columns] = _ACCIDENTAL_HIT_LOGIT
         # -log_softmax([true, sampled...])[0], without building the concatenation.
         return torch.logaddexp(true_logits, torch.logsumexp(sampled_logits, dim=1)) - true_logits
 
