@@ -89,7 +89,7 @@ def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
         "model.bilm": TINY_BILM,
         "model.num_samples": 50,
         "trainer.cuda_device": -1,
-        "trainer.num_epochs": 2,
+        "trainer.num_epochs": 4,
     }
     run_allennlp("train", "training_configs/bilm/bilm_elmo_small.jsonnet", "-s", str(tmp_path / "run"), "-o", json.dumps(overrides))
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
