@@ -45,7 +45,8 @@ class CorpusStatistics:
 def corpus_files(corpus: str) -> List[str]:
     """The files of `corpus`: a path, a URL or a glob such as `corpus/*.txt.xz`, sorted."""
     if _GLOB_CHARACTERS & set(corpus):
-        files = sorted(path for path in glob.glob(os.path.expanduser(corpus)) if os.path.isfile(path))
+        matches = glob.glob(os.path.expanduser(corpus))
+        files = sorted(path for path in matches if os.path.isfile(path))
         if not files:
             raise ConfigurationError(f"no files match the corpus pattern {corpus!r}")
         return files

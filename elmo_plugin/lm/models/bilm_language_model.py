@@ -135,8 +135,9 @@ class BilmLanguageModel(Model):
 
         # Returns
 
-        `loss`, `forward_loss` and `backward_loss` (mean negative log-likelihoods) and
-        `num_targets`, the number of predicted tokens per direction.
+        `loss` (the mean negative log-likelihood over both directions' predictions),
+        `forward_loss` and `backward_loss` (each direction's mean), and `num_targets`, the
+        number of forward predictions.
         """
         character_ids = tokens["elmo"]["elmo_tokens"]
         if lane is None:
@@ -245,7 +246,8 @@ class _LaneStates:
     def remember(self, lane: torch.Tensor, window: torch.Tensor, final: LstmState) -> None:
         assert self.hidden is not None and self.memory is not None and self.window is not None
         # A lane twice in a batch keeps the state of its later window.
-        later = (lane.unsqueeze(0) == lane.unsqueeze(1)) & (window.unsqueeze(0) > window.unsqueeze(1))
+        same_lane = lane.unsqueeze(0) == lane.unsqueeze(1)
+        later = same_lane & (window.unsqueeze(0) > window.unsqueeze(1))
         keep = ~later.any(dim=1)
         lanes = lane[keep]
         self.hidden[:, lanes] = final.hidden[:, 0, keep].detach()
