@@ -46,6 +46,13 @@ def pack_batch(mask: torch.BoolTensor) -> PackedBatch:
     )
 
 
+def _column_major(weights: torch.Tensor) -> torch.Tensor:
+    """The same `(2, rows, columns)` weights stored column by column: MKL's small-batch products
+    against a transposed operand run up to twice as fast (measured on AVX2), and one copy per
+    forward pass is cheap next to the dozens of steps that reuse it."""
+    return weights.transpose(1, 2).contiguous().transpose(1, 2)
+
+
 class BiLstmLayer(torch.nn.Module):
     """
     One layer of ELMo's LSTM in both directions, run together: an LSTM with a projected
@@ -102,20 +109,22 @@ class BiLstmLayer(torch.nn.Module):
         packed outputs `(2, num_packed, hidden)` and the final states of the sorted batch.
         """
         gate_inputs = torch.baddbmm(self.bias, inputs, self.input_weight)
+        state_weight = _column_major(self.state_weight)
         hidden, memory = initial
         outputs: List[torch.Tensor] = []
         finished: List[Tuple[torch.Tensor, torch.Tensor]] = []
-        offset = 0
         three_cells = 3 * self.cell_size
-        for size in batch_sizes:
+        # One split, not a slice per step: the backward pass of a slice fills a zero tensor
+        # the size of all the steps, which made training quadratic in the sentence length.
+        step_inputs = gate_inputs.split(batch_sizes, dim=1)
+        for size, step_input in zip(batch_sizes, step_inputs):
             if size < hidden.size(1):
                 finished.append((hidden[:, size:], memory[:, size:]))
                 hidden, memory = hidden[:, :size], memory[:, :size]
-            gates = torch.baddbmm(gate_inputs[:, offset : offset + size], hidden, self.state_weight)
-            offset += size
-            sigmoids = torch.sigmoid(gates[..., :three_cells])
-            input_gate, forget_gate, output_gate = sigmoids.chunk(3, dim=-1)
-            candidate = torch.tanh(gates[..., three_cells:])
+            gates = torch.baddbmm(step_input, hidden, state_weight)
+            gated, candidate = gates.split([three_cells, self.cell_size], dim=-1)
+            input_gate, forget_gate, output_gate = torch.sigmoid(gated).chunk(3, dim=-1)
+            candidate = torch.tanh(candidate)
             memory = forget_gate * memory + input_gate * candidate
             if self.cell_clip:
                 memory = memory.clamp(-self.cell_clip, self.cell_clip)
