@@ -13,8 +13,11 @@ _ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+# The indexer shifts every character id by one so that 0 can be padding.
+_PADDING_CHARACTER_ID = ELMoCharacterMapper.padding_character + 1
+
+
 def _boundary_character_ids(characters: Sequence[int]) -> torch.Tensor:
-    # The indexer shifts every character id by one so that 0 can be padding.
     return torch.tensor(characters, dtype=torch.long) + 1
 
 
@@ -81,6 +84,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         self.activation = activation
         self.cache_size = cache_size
         self._activation = _ACTIVATIONS[activation]
+        self._widest_filter = max(width for width, _ in self.filters)
 
         # Row 0 is the padding character; rows 1.. are bilm-tf's characters.
         self.char_embedding = torch.nn.Parameter(
@@ -155,12 +159,22 @@ class ElmoCharacterEncoder(torch.nn.Module):
         return torch.stack(found)
 
     def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
+        type_ids = self._trim_padding(type_ids)
         embedded = torch.nn.functional.embedding(type_ids, self.char_embedding).transpose(1, 2)
         pooled = []
         for convolution in self.convolutions:
             features, _ = convolution(embedded).max(dim=-1)
             pooled.append(self._activation(features))
         return self.projection(self.highways(torch.cat(pooled, dim=-1)))
+
+    def _trim_padding(self, type_ids: torch.Tensor) -> torch.Tensor:
+        """Drops the character positions that only padding reaches, keeping one all-padding
+        window of the widest filter: every window made only of padding gives the same features,
+        so max-pooling over fewer of them changes nothing, and most words are far shorter than
+        50 characters."""
+        used = (type_ids != _PADDING_CHARACTER_ID).any(dim=0).nonzero()
+        length = int(used.max()) + 1 if used.numel() else 0
+        return type_ids[:, : min(type_ids.size(1), length + self._widest_filter)]
 
     def _cache_usable(self) -> bool:
         if self.cache_size <= 0:

@@ -77,3 +77,25 @@ def test_long_non_ascii_and_control_tokens(elmo_options, elmo_weights):
             encoder(same_prefix)["token_embedding"][0, 1], encoded["token_embedding"][0, 1]
         )
     assert encoded["mask"].tolist()[1] == [True, True] + [False] * 5
+
+
+def untrimmed_encoding(encoder, type_ids):
+    """The CNN over all 50 character positions, as AllenNLP runs it."""
+    embedded = torch.nn.functional.embedding(type_ids, encoder.char_embedding).transpose(1, 2)
+    pooled = [encoder._activation(conv(embedded).max(dim=-1)[0]) for conv in encoder.convolutions]
+    return encoder.projection(encoder.highways(torch.cat(pooled, dim=-1)))
+
+
+def test_short_words_skip_the_padding_positions_with_the_same_encodings(elmo_options, elmo_weights):
+    encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
+    short = batch_to_ids([["a", "cat", "sat", "mid-sentence", "naïve"]]).view(-1, 50)
+    longest = batch_to_ids([["x" * 49]]).view(-1, 50)
+    widest = max(width for width, _ in encoder.filters)
+    # "mid-sentence" is 12 characters plus the word markers: 14 positions and one padding window.
+    assert encoder._trim_padding(short).size(1) == 14 + widest
+    assert encoder._trim_padding(longest).size(1) == 50
+    with torch.no_grad():
+        for type_ids in (short, longest, torch.cat([short, longest])):
+            torch.testing.assert_close(
+                encoder._encode(type_ids), untrimmed_encoding(encoder, type_ids), atol=1e-6, rtol=0
+            )
