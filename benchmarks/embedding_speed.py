@@ -9,7 +9,13 @@ Each measurement runs in a fresh subprocess (so each has its own peak memory and
 cold: no token or activation cache carried over); the two implementations alternate, and
 the medians of `--runs` runs are reported with their ratio. Outputs are compared too.
 
+Both implementations run with the same MKL kernels: importing `elmo_plugin` asks MKL for its
+AVX2 code path on AMD processors (`elmo_plugin/elmo/mkl_dispatch.py`), and that setting would
+speed up AllenNLP's `Elmo` in the same process too, so the benchmark gives it to both
+(`--mkl-dispatch plugin`, the default) or to neither (`--mkl-dispatch default`).
+
     python benchmarks/embedding_speed.py --sizes small original --runs 3
+    python benchmarks/embedding_speed.py --sizes small original --runs 3 --mkl-dispatch default
 """
 import argparse
 import json
@@ -127,13 +133,24 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
         )
 
 
-def measure(implementation, model_dir, sentences_file, batch_size) -> Dict:
+def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
+    """The same MKL setting for both implementations' processes."""
+    from elmo_plugin.elmo.mkl_dispatch import OPT_OUT  # the import applies the plugin's choice here
+
+    environment = dict(os.environ)
+    if mkl_dispatch == "default":
+        environment.pop("MKL_DEBUG_CPU_TYPE", None)
+        environment[OPT_OUT] = "1"
+    return environment
+
+
+def measure(implementation, model_dir, sentences_file, batch_size, environment) -> Dict:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         subprocess.run(
             [sys.executable, __file__, "--worker", implementation, "--model-dir", model_dir,
              "--sentences-file", sentences_file, "--batch-size", str(batch_size),
              "--out", out.name],
-            check=True,
+            check=True, env=environment,
         )
         with open(out.name) as handle:
             return json.load(handle)
@@ -152,6 +169,8 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sentences", type=int, default=None,
                         help="sentences per run (default: 256 small, 64 original)")
+    parser.add_argument("--mkl-dispatch", choices=["plugin", "default"], default="plugin",
+                        help="MKL kernels for both: the plugin's choice, or MKL's own")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     parser.add_argument("--sentences-file", help=argparse.SUPPRESS)
@@ -162,8 +181,10 @@ def main():
         return
     if not os.path.exists(CORPUS):
         sys.exit(f"needs {CORPUS} (../shared/data beside the project root)")
+    environment = worker_environment(args.mkl_dispatch)
     print(f"threads: {os.environ.get('BENCH_THREADS', '2')}, batch size {args.batch_size}, "
-          f"{args.runs} runs each, medians; corpus {os.path.relpath(CORPUS)}")
+          f"{args.runs} runs each, medians; corpus {os.path.relpath(CORPUS)}; MKL_DEBUG_CPU_TYPE="
+          f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both")
     print("| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
           "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -179,7 +200,7 @@ def main():
             for _ in range(args.runs):
                 for implementation in ("allennlp", "ours"):
                     results[implementation].append(
-                        measure(implementation, model_dir, sentences_file, args.batch_size)
+                        measure(implementation, model_dir, sentences_file, args.batch_size, environment)
                     )
         speed = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in results.items()}
         peak = {k: statistics.median(r["peak_mb"] for r in v) for k, v in results.items()}
