@@ -3,11 +3,11 @@
 // embeddings, dropout on ELMo, and the paper's lambda * ||w||^2 on the layer weights.
 //   allennlp train training_configs/ner/ner_elmo.jsonnet -s /tmp/ner_elmo \
 //     --include-package elmo_plugin
-// Another biLM (e.g. one exported by `allennlp elmo-export`) needs its files and its output
-// size (2 * lstm.projection_dim of its options.json) added to the encoder input, 164 + that:
+// Another biLM (e.g. one exported by `allennlp elmo-export`) needs only its files: the model
+// sizes the encoder input from the embedders (word + characters + ELMo), whatever the
+// biLM's output size:
 //   -o '{"model.text_field_embedder.token_embedders.elmo.options_file": "/m/options.json",
-//        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5",
-//        "model.encoder.input_size": 1188}'
+//        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
 // and the regularizer's lambda:
 //   -o '{"model.regularizer": {"regexes": [[".*scalar_mixes.*scalar_parameters",
 //                                           {"type": "l2", "alpha": 0.01}]]}}'
@@ -15,8 +15,6 @@ local baseline = import "ner_baseline.jsonnet";
 local elmo = import "../common/elmo.libsonnet";
 local embeddings = import "../common/embeddings.libsonnet";
 
-// The default biLM's output size: 2 * projection_dim of its options.json.
-local elmo_dim = 2 * (import "../../fixtures/elmo/options.json").lstm.projection_dim;
 local regularization = 0.001;
 
 baseline + {
@@ -27,7 +25,8 @@ baseline + {
     text_field_embedder+: {
       token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
     },
-    encoder+: { input_size: baseline.model.encoder.input_size + elmo_dim },
+    // No input_size: the model sets it from the embedders' output size.
+    encoder+: { input_size:: null },
     regularizer: elmo.regularizer(regularization),
   },
 }

@@ -1,6 +1,7 @@
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 import torch
+from allennlp.common import Lazy
 from allennlp.common.checks import ConfigurationError, check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.data.dataset_readers.dataset_utils.span_utils import TypedStringSpan, bio_tags_to_spans
@@ -19,6 +20,7 @@ from allennlp.training.metrics import SpanBasedF1Measure
 from overrides import overrides
 
 from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.ner.tag_schemes import bioul_to_bio
 
 _SCHEME_PREFIXES = {"BIO": {"B", "I"}, "BIOUL": {"B", "I", "L", "U"}}
@@ -41,7 +43,11 @@ class BiLstmCrfTagger(Model):
 
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
-    encoder : `Seq2SeqEncoder`
+    encoder : `Lazy[Seq2SeqEncoder]` (or a built `Seq2SeqEncoder`)
+        Built with its input size (`input_size` of an `lstm`) set to the embedder's output
+        size, so a config leaves the size out and another biLM needs only its ELMo
+        `options_file` and `weight_file`. A size the config gives, or a built encoder's,
+        must equal it.
     label_encoding : `str`, optional (default = `"BIOUL"`)
         The reader's `tag_scheme`: `"BIO"` or `"BIOUL"`.
     label_namespace : `str`, optional (default = `"labels"`)
@@ -64,7 +70,7 @@ class BiLstmCrfTagger(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        encoder: Seq2SeqEncoder,
+        encoder: Union[Lazy[Seq2SeqEncoder], Seq2SeqEncoder],
         label_encoding: str = "BIOUL",
         label_namespace: str = "labels",
         feedforward: Optional[FeedForward] = None,
@@ -80,11 +86,8 @@ class BiLstmCrfTagger(Model):
         self.label_namespace = label_namespace
         labels = vocab.get_index_to_token_vocabulary(label_namespace)
         check_labels_fit_encoding(labels.values(), label_encoding)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
+        encoder = construct_with_input_dim(
+            encoder, text_field_embedder.get_output_dim(), "encoder", "text field embedding dim"
         )
         if feedforward is not None:
             check_dimensions_match(

@@ -1,0 +1,30 @@
+import json
+import os
+from typing import Tuple
+
+import pytest
+
+from elmo_plugin.elmo import ElmoBiLm, save_bilm
+
+FIXTURE_OPTIONS = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "elmo", "options.json")
+OTHER_BILM_PROJECTION_DIM = 8
+
+
+@pytest.fixture(scope="session")
+def other_size_bilm(tmp_path_factory) -> Tuple[str, str]:
+    """
+    A random bilm-tf-format biLM like `fixtures/elmo` but with `projection_dim` 8, so its ELMo
+    output size (16) differs from the fixture's (32); returns its `(options_file, weight_file)`.
+    """
+    with open(FIXTURE_OPTIONS) as handle:
+        options = json.load(handle)
+    options["lstm"].update(dim=24, projection_dim=OTHER_BILM_PROJECTION_DIM)
+    options["char_cnn"].update(filters=[[1, 4], [2, 8], [3, 8]], n_highway=1)
+    directory = tmp_path_factory.mktemp("other_size_bilm")
+    save_bilm(ElmoBiLm.from_options(options), str(directory))
+    return str(directory / "options.json"), str(directory / "weights.hdf5")
+
+
+@pytest.fixture(scope="session")
+def other_bilm_output_dim() -> int:
+    return 2 * OTHER_BILM_PROJECTION_DIM
