@@ -3,17 +3,14 @@
 // ELMo, and the paper's lambda * ||w||^2 on the layer weights.
 //   allennlp train training_configs/srl/srl_elmo.jsonnet -s /tmp/srl_elmo \
 //     --include-package elmo_plugin
-// Another biLM (e.g. one exported by `allennlp elmo-export`) needs its files and its output
-// size (2 * lstm.projection_dim of its options.json) added to the encoder input,
-// 264 + that (word 100 + characters 64 + predicate 100):
+// Another biLM (e.g. one exported by `allennlp elmo-export`) needs only its files: the model
+// sizes the encoder input from the embedders and the predicate embedding (word +
+// characters + ELMo + predicate), whatever the biLM's output size:
 //   -o '{"model.text_field_embedder.token_embedders.elmo.options_file": "/m/options.json",
-//        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5",
-//        "model.encoder.input_size": 1288}'
+//        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
 local baseline = import "srl_baseline.jsonnet";
 local elmo = import "../common/elmo.libsonnet";
 
-// The default biLM's output size: 2 * projection_dim of its options.json.
-local elmo_dim = 2 * (import "../../fixtures/elmo/options.json").lstm.projection_dim;
 local regularization = 0.001;
 
 baseline + {
@@ -24,7 +21,8 @@ baseline + {
     text_field_embedder+: {
       token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
     },
-    encoder+: { input_size+: elmo_dim },
+    // No input_size: the model sets it from the embedders and predicate_embedding_dim.
+    encoder+: { input_size:: null },
     regularizer: elmo.regularizer(regularization),
   },
 }

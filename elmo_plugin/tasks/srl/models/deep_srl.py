@@ -1,7 +1,8 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import torch
-from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.common import Lazy
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder, TimeDistributed
@@ -15,6 +16,7 @@ from allennlp.training.metrics import SpanBasedF1Measure
 from overrides import overrides
 
 from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.srl.metrics.dependency_srl_f1 import DependencySrlF1
 from elmo_plugin.tasks.srl.models.bio_transitions import bio_transition_constraints
 
@@ -49,8 +51,11 @@ class DeepSrl(Model):
 
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
-    encoder : `Seq2SeqEncoder`
-        Its input size is the embedder's output size plus `predicate_embedding_dim`.
+    encoder : `Lazy[Seq2SeqEncoder]` (or a built `Seq2SeqEncoder`)
+        Built with its input size (`input_size` of an `alternating_lstm` or `lstm`) set to
+        the embedder's output size plus `predicate_embedding_dim`, so a config leaves the
+        size out and another biLM needs only its ELMo `options_file` and `weight_file`. A
+        size the config gives, or a built encoder's, must equal it.
     predicate_embedding_dim : `int`, optional (default = `100`)
     label_mode : `str`, optional (default = `"span"`)
         `"span"` or `"head"`, as the dataset reader's `label_mode`.
@@ -67,7 +72,7 @@ class DeepSrl(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        encoder: Seq2SeqEncoder,
+        encoder: Union[Lazy[Seq2SeqEncoder], Seq2SeqEncoder],
         predicate_embedding_dim: int = 100,
         label_mode: str = "span",
         label_namespace: Optional[str] = None,
@@ -80,14 +85,15 @@ class DeepSrl(Model):
         self._check_label_mode(vocab, label_mode, label_namespace)
         self._label_mode = label_mode
         self._label_namespace = label_namespace
+        # Built before the predicate embedding, as when the config built it.
+        encoder = construct_with_input_dim(
+            encoder,
+            text_field_embedder.get_output_dim() + predicate_embedding_dim,
+            "encoder",
+            "token embedding dim + predicate_embedding_dim",
+        )
         self._text_field_embedder = text_field_embedder
         self._predicate_embedding = torch.nn.Embedding(2, predicate_embedding_dim)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim() + predicate_embedding_dim,
-            encoder.get_input_dim(),
-            "token embedding dim + predicate_embedding_dim",
-            "encoder input dim",
-        )
         self._encoder = encoder
         self._embedding_dropout = torch.nn.Dropout(embedding_dropout)
         num_tags = vocab.get_vocab_size(label_namespace)
