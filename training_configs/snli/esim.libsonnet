@@ -1,14 +1,17 @@
 // ESIM (Chen et al. 2017) on SNLI, with ELMo at its input and/or output (Peters et al. 2018,
 // Table 3). The four snli_*.jsonnet configs set the two hidden switches below; a config of
-// your own can change any hidden field, e.g. another biLM (its elmo_dim is 2 * the
-// `projection_dim` in its options.json; 1024 for the original ELMo):
+// your own can change any hidden field:
 //
 //   local elmo = import "../common/elmo.libsonnet";
 //   (import "esim.libsonnet") + {
 //     use_input_elmo:: true, use_output_elmo:: true,
 //     elmo_settings:: elmo + { options_file: "/models/elmo/options.json", weight_file: "/models/elmo/weights.hdf5" },
-//     elmo_dim:: 1024,
 //   }
+//
+// Another biLM needs only its files, e.g. with -o:
+//   -o '{"model.elmo.options_file": "/m/options.json", "model.elmo.weight_file": "/m/weights.hdf5"}'
+// The model sets the input sizes of `encoder` and `projection_feedforward` from the
+// embedders and the ELMo module, so no size here depends on the biLM.
 //
 // Data paths default to the fixed splits (../common/data.libsonnet); override them with
 //   allennlp train ... -o '{"train_data_path": "/data/snli_1.0/snli_1.0_train.jsonl"}'
@@ -21,7 +24,6 @@ local optimizer = import "../common/optimizer.libsonnet";
   use_input_elmo:: false,
   use_output_elmo:: false,
   elmo_settings:: elmo,
-  elmo_dim:: 32,  // fixtures/elmo: projection_dim 16
   elmo_dropout:: 0.5,
   word_dim:: 100,
   hidden_dim:: 300,
@@ -32,10 +34,11 @@ local optimizer = import "../common/optimizer.libsonnet";
 
   local uses_elmo = self.use_input_elmo || self.use_output_elmo,
   local num_elmo_places = (if self.use_input_elmo then 1 else 0) + (if self.use_output_elmo then 1 else 0),
-  local embedding_dim = embeddings.dim(self.word_dim) + (if self.use_input_elmo then self.elmo_dim else 0),
-  local encoding_dim = 2 * self.hidden_dim + (if self.use_output_elmo then self.elmo_dim else 0),
-  local bilstm(input_size, hidden_size) = {
-    type: "lstm", input_size: input_size, hidden_size: hidden_size, bidirectional: true,
+  // No input_size for the input encoder (nor input_dim for projection_feedforward): the
+  // model sets them from the embedders and the ELMo module.
+  local bilstm(hidden_size, input_size=null) = {
+    type: "lstm", hidden_size: hidden_size, bidirectional: true,
+    [if input_size != null then "input_size"]: input_size,
   },
   // Only the task's own layers: the initializer must never touch the pretrained biLM.
   local task_layers = "^_(encoder|inference_encoder|projection_feedforward|output_feedforward|classification_layer)",
@@ -61,11 +64,9 @@ local optimizer = import "../common/optimizer.libsonnet";
                                                        dropout=$.elmo_dropout),
     use_input_elmo: $.use_input_elmo,
     use_output_elmo: $.use_output_elmo,
-    encoder: bilstm(embedding_dim, $.hidden_dim),
-    projection_feedforward: {
-      input_dim: 4 * encoding_dim, hidden_dims: $.hidden_dim, num_layers: 1, activations: "relu",
-    },
-    inference_encoder: bilstm($.hidden_dim, $.hidden_dim),
+    encoder: bilstm($.hidden_dim),
+    projection_feedforward: { hidden_dims: $.hidden_dim, num_layers: 1, activations: "relu" },
+    inference_encoder: bilstm($.hidden_dim, input_size=$.hidden_dim),
     output_feedforward: {
       input_dim: 8 * $.hidden_dim, hidden_dims: $.hidden_dim, num_layers: 1, activations: "tanh",
     },

@@ -32,8 +32,9 @@ ELMO_PLACES = {
 
 
 def shrinking_overrides(config_path: Path, hidden: int = 8) -> dict:
+    # The model sets the encoder's and projection_feedforward's input sizes itself.
     model = json.loads(_jsonnet.evaluate_file(str(config_path)))["model"]
-    output_elmo_dim = model["projection_feedforward"]["input_dim"] // 4 - 2 * model["encoder"]["hidden_size"]
+    assert "input_size" not in model["encoder"] and "input_dim" not in model["projection_feedforward"]
     return {
         "train_data_path": str(FIXTURES / "train.jsonl"),
         "validation_data_path": str(FIXTURES / "dev.jsonl"),
@@ -41,7 +42,6 @@ def shrinking_overrides(config_path: Path, hidden: int = 8) -> dict:
         "trainer.num_epochs": 1,
         "model.text_field_embedder.token_embedders.tokens.embedding_dim": 100,
         "model.encoder.hidden_size": hidden,
-        "model.projection_feedforward.input_dim": 4 * (2 * hidden + output_elmo_dim),
         "model.projection_feedforward.hidden_dims": hidden,
         "model.inference_encoder.input_size": hidden,
         "model.inference_encoder.hidden_size": hidden,

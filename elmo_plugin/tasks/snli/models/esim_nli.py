@@ -1,6 +1,7 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
+from allennlp.common import Lazy
 from allennlp.common.checks import ConfigurationError, check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
@@ -19,6 +20,7 @@ from allennlp.training.metrics import CategoricalAccuracy
 from overrides import overrides
 
 from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 
 ELMO_INDEXER_KEY = "elmo"
 
@@ -46,10 +48,14 @@ class EsimNli(Model):
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
         Embeds the non-ELMo indexers of both sentences.
-    encoder : `Seq2SeqEncoder`
-        The input encoder (a biLSTM in ESIM).
-    projection_feedforward : `FeedForward`
-        Projects the enhanced `[a; b; a - b; a * b]` vectors before composition.
+    encoder : `Lazy[Seq2SeqEncoder]` (or a built `Seq2SeqEncoder`)
+        The input encoder (a biLSTM in ESIM), built with its input size (`input_size` of an
+        `lstm`) set to the embedder's output size plus, with `use_input_elmo`, the ELMo
+        size.
+    projection_feedforward : `Lazy[FeedForward]` (or a built `FeedForward`)
+        Projects the enhanced `[a; b; a - b; a * b]` vectors before composition; built with
+        `input_dim` = 4 * (the encoder's output size plus, with `use_output_elmo`, the ELMo
+        size).
     inference_encoder : `Seq2SeqEncoder`
         The composition encoder (a biLSTM in ESIM).
     output_feedforward : `FeedForward`
@@ -59,6 +65,9 @@ class EsimNli(Model):
         The soft alignment between the encoded sentences.
     elmo : `Elmo`, optional
         Its `num_output_representations` must equal the number of ELMo places switched on.
+        Its output size sets the sizes of `encoder` and `projection_feedforward`, so a config
+        leaves those out and another biLM needs only its `options_file` and `weight_file`; a
+        size the config gives, or a built module's, must equal the computed one.
     use_input_elmo : `bool`, optional (default = `False`)
         Concatenate an ELMo representation to the word embeddings.
     use_output_elmo : `bool`, optional (default = `False`)
@@ -77,8 +86,8 @@ class EsimNli(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        encoder: Seq2SeqEncoder,
-        projection_feedforward: FeedForward,
+        encoder: Union[Lazy[Seq2SeqEncoder], Seq2SeqEncoder],
+        projection_feedforward: Union[Lazy[FeedForward], FeedForward],
         inference_encoder: Seq2SeqEncoder,
         output_feedforward: FeedForward,
         matrix_attention: Optional[MatrixAttention] = None,
@@ -92,10 +101,20 @@ class EsimNli(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         _check_elmo_places(elmo, use_input_elmo, use_output_elmo)
+        elmo_dim = elmo.get_output_dim() if elmo is not None else 0
         self._text_field_embedder = text_field_embedder
-        self._encoder = encoder
+        embedding_dim = text_field_embedder.get_output_dim() + (elmo_dim if use_input_elmo else 0)
+        self._encoder = construct_with_input_dim(
+            encoder, embedding_dim, "encoder", "embedding dim (+ ELMo at the input)"
+        )
         self._matrix_attention = matrix_attention or DotProductMatrixAttention()
-        self._projection_feedforward = projection_feedforward
+        encoding_dim = self._encoder.get_output_dim() + (elmo_dim if use_output_elmo else 0)
+        self._projection_feedforward = construct_with_input_dim(
+            projection_feedforward,
+            4 * encoding_dim,
+            "projection_feedforward",
+            "4 * (encoder output dim + ELMo at the output)",
+        )
         self._inference_encoder = inference_encoder
         self._output_feedforward = output_feedforward
         self._elmo = elmo
@@ -112,19 +131,8 @@ class EsimNli(Model):
         initializer(self)
 
     def _check_dimensions(self) -> None:
-        elmo_dim = self._elmo.get_output_dim() if self._elmo is not None else 0
-        embedding_dim = self._text_field_embedder.get_output_dim()
-        if self._use_input_elmo:
-            embedding_dim += elmo_dim
-        check_dimensions_match(
-            embedding_dim, self._encoder.get_input_dim(),
-            "embedding dim (+ ELMo at the input)", "encoder input dim",
-        )
-        encoding_dim = self._encoder.get_output_dim() + (elmo_dim if self._use_output_elmo else 0)
-        check_dimensions_match(
-            4 * encoding_dim, self._projection_feedforward.get_input_dim(),
-            "4 * (encoder output dim + ELMo at the output)", "projection_feedforward input dim",
-        )
+        # The encoder's and projection_feedforward's input sizes are set (or checked) when
+        # they are built.
         check_dimensions_match(
             self._projection_feedforward.get_output_dim(), self._inference_encoder.get_input_dim(),
             "projection_feedforward output dim", "inference_encoder input dim",
