@@ -10,6 +10,9 @@
 //        "test_data_path": "/data/dev-v1.1.json"}'
 // Sizes are plain fields, so `-o` changes them (encoder input sizes follow automatically):
 //   -o '{"model.phrase_layer.hidden_size": 50, "trainer.num_epochs": 3}'
+// No size here depends on the biLM: the model sizes its layers from the embedders and the
+// `elmo` module, so another biLM needs only its files:
+//   -o '{"model.elmo.options_file": "/m/options.json", "model.elmo.weight_file": "/m/weights.hdf5"}'
 local data = import "../common/data.libsonnet";
 local elmo = import "../common/elmo.libsonnet";
 local embeddings = import "../common/embeddings.libsonnet";

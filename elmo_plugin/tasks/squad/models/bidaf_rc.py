@@ -19,6 +19,7 @@ from allennlp.training.metrics import BooleanAccuracy, CategoricalAccuracy
 from overrides import overrides
 
 from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.squad.metrics.squad_v1_em_f1 import SquadV1EmF1
 from elmo_plugin.tasks.squad.models.span_decoding import best_span
 
@@ -51,9 +52,10 @@ class BidafRc(Model):
     text_field_embedder : `TextFieldEmbedder`
         Embeds every indexer of the question and passage except `"elmo"`.
     phrase_layer : `Lazy[Seq2SeqEncoder]`
-        The contextual encoder, built with `input_size` = embedding size.
+        The contextual encoder, built with `input_size` = embedding size (with
+        `use_input_elmo`, plus the ELMo size).
     modeling_layer : `Lazy[Seq2SeqEncoder]`
-        Built with `input_size` = size of `G`.
+        Built with `input_size` = size of `G` (with `use_output_elmo`, plus the ELMo size).
     span_end_encoder : `Lazy[Seq2SeqEncoder]`
         Built with `input_size` = output size of `modeling_layer`.
     num_highway_layers : `int`, optional (default = `2`)
@@ -62,6 +64,10 @@ class BidafRc(Model):
     dropout : `float`, optional (default = `0.2`)
     elmo : `Elmo`, optional
         The biLM and its layer mixes, one mix per use (input and/or output).
+        Its output size enters the input sizes of `phrase_layer` and `modeling_layer`, so a
+        config leaves those sizes out and another biLM needs only its `options_file` and
+        `weight_file`; a size the config gives must equal the computed one (a
+        `ConfigurationError` otherwise).
     use_input_elmo : `bool`, optional (default = `False`)
         Concatenate ELMo representation 0 to the embeddings.
     use_output_elmo : `bool`, optional (default = `False`)
@@ -102,16 +108,22 @@ class BidafRc(Model):
 
         embedding_dim = text_field_embedder.get_output_dim() + (elmo_dim if use_input_elmo else 0)
         self._highway_layer = TimeDistributed(Highway(embedding_dim, num_highway_layers))
-        self._phrase_layer = phrase_layer.construct(input_size=embedding_dim)
+        self._phrase_layer = construct_with_input_dim(
+            phrase_layer, embedding_dim, "phrase_layer", "embedding dim (+ ELMo at the input)"
+        )
         encoding_dim = self._phrase_layer.get_output_dim()
         self._matrix_attention = matrix_attention or LinearMatrixAttention(
             encoding_dim, encoding_dim, "x,y,x*y"
         )
         merged_dim = 4 * encoding_dim + (elmo_dim if use_output_elmo else 0)
-        self._modeling_layer = modeling_layer.construct(input_size=merged_dim)
+        self._modeling_layer = construct_with_input_dim(
+            modeling_layer, merged_dim, "modeling_layer", "size of G (+ ELMo at the output)"
+        )
         modeling_dim = self._modeling_layer.get_output_dim()
         self._span_start_predictor = TimeDistributed(torch.nn.Linear(merged_dim + modeling_dim, 1))
-        self._span_end_encoder = span_end_encoder.construct(input_size=modeling_dim)
+        self._span_end_encoder = construct_with_input_dim(
+            span_end_encoder, modeling_dim, "span_end_encoder", "modeling_layer output dim"
+        )
         span_end_dim = self._span_end_encoder.get_output_dim()
         self._span_end_predictor = TimeDistributed(torch.nn.Linear(merged_dim + span_end_dim, 1))
 
