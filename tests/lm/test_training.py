@@ -97,6 +97,53 @@ def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
     assert metrics["validation_perplexity"] < 0.7 * 300  # ~300 words: far below chance
 
 
+def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
+    """bilm_wikipedia_cpu.jsonnet (lazy batching in chunks, epochs of a fixed number of
+    batches) on the bundled corpus, with a tiny biLM."""
+    overrides = {
+        "train_data_path": "fixtures/lm/wiki_train.txt.xz",
+        "validation_data_path": HELD_OUT,
+        "vocabulary.corpus": "fixtures/lm/wiki_train.txt.xz",
+        "validation_dataset_reader.max_instances": 20,
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 100,
+        "data_loader.max_instances_in_memory": 200,
+        "data_loader.batches_per_epoch": 3,
+        "trainer.num_epochs": 2,
+    }
+    run_allennlp(
+        "train", "training_configs/bilm/bilm_wikipedia_cpu.jsonnet", "-s", str(tmp_path / "run"),
+        "-o", json.dumps(overrides),
+    )
+    metrics = json.load(open(tmp_path / "run" / "metrics.json"))
+    assert metrics["epoch"] == 1 and math.isfinite(metrics["validation_perplexity"])
+
+
+def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
+    """bilm_elmo_original.jsonnet as is (2 x 4096 cells, 512 projections, 2048 filters),
+    on CPU, for two batches of 2 lanes."""
+    sentences = "fixtures/lm/sentences.txt"
+    overrides = {
+        "train_data_path": sentences,
+        "validation_data_path": sentences,
+        "vocabulary.corpus": sentences,
+        "vocabulary.min_count": 1,
+        "dataset_reader.num_lanes": 2,
+        "dataset_reader.max_instances": 4,
+        "data_loader.batch_size": 2,
+        "trainer.cuda_device": -1,
+        "trainer.num_epochs": 1,
+    }
+    run_allennlp(
+        "train", "training_configs/bilm/bilm_elmo_original.jsonnet", "-s", str(tmp_path / "run"),
+        "-o", json.dumps(overrides),
+    )
+    metrics = json.load(open(tmp_path / "run" / "metrics.json"))
+    assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["validation_loss"])
+    options = load_archive(str(tmp_path / "run" / "model.tar.gz")).model.bilm.options()
+    assert options["lstm"]["dim"] == 4096 and options["lstm"]["projection_dim"] == 512
+
+
 def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
     configs = {}
     for name in sorted(os.listdir("training_configs/bilm")):
