@@ -23,6 +23,9 @@ FIXTURES = ROOT / "fixtures" / "snli"
 WORD_DIM, NUM_FILTERS, HIDDEN = 100, 64, 8
 # Sizes shrunk for speed; none of them depends on the biLM.
 SMALL = {
+    # The fixture biLM (output size 32), whatever biLM the configs default to.
+    "model.elmo.options_file": str(ROOT / "fixtures" / "elmo" / "options.json"),
+    "model.elmo.weight_file": str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5"),
     "train_data_path": str(FIXTURES / "train.jsonl"),
     "validation_data_path": str(FIXTURES / "dev.jsonl"),
     "test_data_path": str(FIXTURES / "test.jsonl"),
@@ -49,7 +52,7 @@ def test_elmo_config_trains_with_another_bilm_from_the_elmo_files_alone(
     metrics = json.loads((run / "metrics.json").read_text())
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["test_loss"])
     assert 0.0 <= metrics["test_accuracy"] <= 1.0
-    assert other_bilm_output_dim != 32  # the fixture biLM's, which the configs were written for
+    assert other_bilm_output_dim != 32  # the fixture biLM's, which SMALL names
     assert model._encoder.get_input_dim() == WORD_DIM + NUM_FILTERS + other_bilm_output_dim
     assert model._projection_feedforward.get_input_dim() == 4 * (2 * HIDDEN + other_bilm_output_dim)
 

@@ -24,6 +24,9 @@ EMBEDDERS = "model.text_field_embedder.token_embedders"
 WORD_DIM, NUM_FILTERS, HIDDEN = 8, 8, 6
 # Sizes shrunk for speed; none of them depends on the biLM.
 SMALL = {
+    # The fixture biLM (output size 32), whatever biLM the configs default to.
+    "model.elmo.options_file": str(ROOT / "fixtures" / "elmo" / "options.json"),
+    "model.elmo.weight_file": str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5"),
     "train_data_path": FIXTURE,
     "test_data_path": FIXTURE,
     f"{EMBEDDERS}.tokens.embedding_dim": WORD_DIM,
@@ -60,7 +63,7 @@ def test_elmo_config_trains_with_another_bilm_from_the_elmo_files_alone(
     metrics = json.loads((run / "metrics.json").read_text())
     assert math.isfinite(metrics["training_loss"]) and metrics["training_loss"] > 0
     assert 0.0 <= metrics["test_f1"] <= 1.0
-    assert other_bilm_output_dim != 32  # the fixture biLM's, which the configs were written for
+    assert other_bilm_output_dim != 32  # the fixture biLM's, which SMALL names
     assert model._phrase_layer.get_input_dim() == WORD_DIM + NUM_FILTERS + other_bilm_output_dim
     assert model._modeling_layer.get_input_dim() == 4 * 2 * HIDDEN + other_bilm_output_dim
 
