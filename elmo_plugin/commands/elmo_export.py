@@ -35,6 +35,11 @@ class ElmoExport(Subcommand):
             help="also write softmax.hdf5 and vocab.txt, so the export can be trained further",
         )
         subparser.add_argument(
+            "--softmax-float16",
+            action="store_true",
+            help="store the softmax weights in 16 bits (half the size; read back as float32)",
+        )
+        subparser.add_argument(
             "--cuda-device", type=int, default=-1, help="device to load the archive on"
         )
         subparser.set_defaults(func=export_from_args)
@@ -45,7 +50,11 @@ def export_from_args(args: argparse.Namespace) -> None:
     from elmo_plugin.lm.export import export_bilm
 
     written = export_bilm(
-        args.archive_file, args.output_dir, args.include_softmax, args.cuda_device
+        args.archive_file,
+        args.output_dir,
+        args.include_softmax,
+        args.cuda_device,
+        softmax_float16=args.softmax_float16,
     )
     for path in written:
         print(path)

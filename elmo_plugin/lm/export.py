@@ -30,9 +30,11 @@ def export_bilm(
     output_dir: str,
     include_softmax: bool = False,
     cuda_device: int = -1,
+    softmax_float16: bool = False,
 ) -> List[str]:
     """Writes the biLM of a `bilm` model archive (or model) in the bilm-tf format into
-    `output_dir`; returns the paths written."""
+    `output_dir`; returns the paths written. `softmax_float16` halves the softmax file (its
+    weights rounded to 16 bits; the biases stay 32-bit)."""
     model = archive_or_model
     if isinstance(archive_or_model, str):
         if not os.path.exists(archive_or_model):
@@ -50,10 +52,11 @@ def export_bilm(
         vocabulary = model.vocab.get_index_to_token_vocabulary(TARGET_NAMESPACE)
         words = [vocabulary[index] for index in range(1, len(vocabulary))]
         softmax = model.softmax
+        weight = softmax.weight.detach().cpu()
         write_softmax(
             output_dir,
             words,
-            softmax.weight.detach().cpu().numpy(),
+            (weight.half() if softmax_float16 else weight).numpy(),
             softmax.bias.detach().cpu().numpy(),
         )
         written += [os.path.join(output_dir, SOFTMAX_NAME), os.path.join(output_dir, VOCAB_NAME)]

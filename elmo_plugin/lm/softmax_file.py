@@ -2,7 +2,8 @@
 The softmax of a `bilm` model in files beside a bilm-tf export, so that the export can be
 trained further: `vocab.txt` (bilm-tf's vocabulary format, one word per line, `<UNK>` for
 the unknown word) and `softmax.hdf5` with `softmax/W` `(words, dim)` and `softmax/b`
-`(words,)`, row `i` belonging to line `i`.
+`(words,)`, row `i` belonging to line `i`. `softmax/W` may be stored in 16 bits; it is read
+back as float32.
 """
 import os
 from typing import List, Optional, Tuple
@@ -45,7 +46,8 @@ def read_softmax(
     words = [DEFAULT_OOV_TOKEN if word == BILM_TF_UNKNOWN else word for word in words]
     try:
         with h5py.File(path, "r") as handle:
-            weight, bias = handle["softmax/W"][...], handle["softmax/b"][...]
+            weight = handle["softmax/W"][...].astype(numpy.float32)
+            bias = handle["softmax/b"][...].astype(numpy.float32)
     except (OSError, KeyError) as error:
         raise ConfigurationError(
             f"{softmax_file}: not a softmax written by `allennlp elmo-export` ({error})"

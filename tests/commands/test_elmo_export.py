@@ -169,3 +169,23 @@ def test_an_archive_whose_vocabulary_was_swapped_is_a_clear_error(exported, tmp_
 def test_exporting_something_else_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigurationError, match="does not exist"):
         run_allennlp("elmo-export", str(tmp_path / "missing.tar.gz"), str(tmp_path / "out"))
+
+
+def test_a_float16_softmax_is_half_the_size_and_scores_like_the_trained_model(exported, tmp_path):
+    archive, full = exported
+    run_allennlp("elmo-export", archive, str(tmp_path), "--include-softmax", "--softmax-float16")
+    with h5py.File(tmp_path / "softmax.hdf5", "r") as half, h5py.File(os.path.join(full, "softmax.hdf5"), "r") as whole:
+        assert half["softmax/W"].dtype == "float16" and whole["softmax/W"].dtype == "float32"
+        assert half["softmax/b"].dtype == "float32"
+    vocabulary = CorpusVocabulary.from_corpus(vocab_file=str(tmp_path / "vocab.txt"))
+    resumed = BilmLanguageModel(
+        vocabulary,
+        options_file=str(tmp_path / "options.json"),
+        weight_file=str(tmp_path / "weights.hdf5"),
+        softmax_file=str(tmp_path / "softmax.hdf5"),
+    )
+    assert resumed.softmax.weight.dtype == torch.float32
+    reader = BilmCorpusReader()
+    instances = list(reader.read(SENTENCES))[:10]
+    trained = load_archive(archive).model
+    assert _loss(resumed, instances, reader) == pytest.approx(_loss(trained, instances, reader), rel=1e-3)
