@@ -18,14 +18,14 @@ import math
 import os
 import re
 import tarfile
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from PIL import Image, ImageDraw, ImageFont
 
 # One mix's weights: layer name -> weight, plus "gamma".
 Mix = Dict[str, float]
 
-_METRIC_KEY = re.compile(r"^(training|validation)_(_elmo\d*)_mix(\d+)_(\w+)$")
+_METRIC_KEY = re.compile(r"^(training|validation|best_validation|test)_(_elmo\d*)_mix(\d+)_(\w+)$")
 _MIX_PARAMETER = re.compile(r"^(.*)scalar_mixes\.(\d+)\.(scalar_parameters|gamma)$")
 _COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3"]
 
@@ -39,15 +39,21 @@ def mixes_from_metrics(serialization_dir: str) -> Dict[str, Mix]:
     latest = max(files, key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[-1]))
     with open(latest, encoding="utf-8") as handle:
         metrics = json.load(handle)
+    return mixes_in_metrics(metrics, ("validation", "training"), latest)
+
+
+def mixes_in_metrics(metrics: Dict[str, float], phases: Sequence[str], source: str) -> Dict[str, Mix]:
+    """The layer weights logged under the first of `phases` (e.g. "best_validation",
+    "training") that `metrics` has; `source` names the metrics in errors."""
     by_phase: Dict[str, Dict[str, Mix]] = {}
     for key, value in metrics.items():
         match = _METRIC_KEY.match(key)
         if match:
             phase, elmo, mix, layer = match.groups()
             by_phase.setdefault(phase, {}).setdefault(f"{elmo[1:]}.mix{mix}", {})[layer] = value
-    mixes = by_phase.get("validation") or by_phase.get("training")
+    mixes = next((by_phase[phase] for phase in phases if phase in by_phase), None)
     if not mixes:
-        raise ValueError(f"{latest}: no _elmo_mix*_ metrics (was the model trained with ELMo?)")
+        raise ValueError(f"{source}: no _elmo_mix*_ metrics (was the model trained with ELMo?)")
     return mixes
 
 
