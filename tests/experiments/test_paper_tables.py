@@ -1,0 +1,131 @@
+"""
+experiments/paper_tables.py end to end on the fixtures, with the fixture biLM and tiny models
+trained one epoch: table3 (4 SNLI runs), sample_efficiency (NER on half and all of the
+fixture's sentences) and figure2 (drawn from the SNLI run table3 shares with table1), then
+the same job again, which reads every run back instead of training it.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+ROOT = Path(__file__).parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+import paper_tables  # noqa: E402
+
+NUMBER = r"-?\d+\.\d\d"
+EMBEDDERS = "model.text_field_embedder.token_embedders"
+FIXTURE_DATA = {
+    "snli": {split: f"fixtures/snli/{name}.jsonl" for split, name in
+             [("train_data_path", "train"), ("validation_data_path", "dev"), ("test_data_path", "test")]},
+    "ner": {
+        **{split: f"fixtures/ner/{name}.txt" for split, name in
+           [("train_data_path", "train"), ("validation_data_path", "dev"), ("test_data_path", "test")]},
+        # The shared char_embedder sizes its embedding by the "tokens" namespace, which on
+        # half of the 21 fixture sentences is smaller than the character vocabulary.
+        f"{EMBEDDERS}.token_characters.embedding.vocab_namespace": "token_characters",
+    },
+}
+TINY = [f"{task}.{knob}={value}" for task in ("snli", "ner") for knob, value in
+        [("epochs", 1), ("hidden_size", 4), ("word_dim", 4), ("char_filters", 4), ("batch_size", 8)]]
+JOB = ["table3", "sample_efficiency", "figure2", "--tasks", "snli", "--fractions", "0.5", "1"]
+
+
+def paper_tables_command(output_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable, str(ROOT / "experiments" / "paper_tables.py"), *args,
+        "--output-dir", str(output_dir), "--parallel", "1", "--threads", "1",
+        "--bilm-options", "fixtures/elmo/options.json", "--bilm-weights", "fixtures/elmo/lm_weights.hdf5",
+        "--set", *TINY, "ner.subsample_max_epochs=1",
+        "--overrides", *(f"{task}={json.dumps(data)}" for task, data in FIXTURE_DATA.items()),
+    ]
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=True)
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    """The output dir of one job, and its stdout and stderr."""
+    output_dir = tmp_path_factory.mktemp("paper_tables")
+    return output_dir, paper_tables_command(output_dir, *JOB)
+
+
+def rows_starting(markdown: str, first_cell: str) -> list:
+    return [line.split("|")[1:-1] for line in markdown.splitlines() if line.startswith(f"| {first_cell} |")]
+
+
+def test_table3_has_dev_and_test_accuracy_for_each_place_of_elmo(job):
+    output_dir, process = job
+    table = (output_dir / "table3.md").read_text()
+    assert table in process.stdout
+    [row] = rows_starting(table, "SNLI")
+    scores = row[2:6]  # baseline, input only, input & output, output only
+    assert all(re.fullmatch(rf" {NUMBER} / {NUMBER} ", cell) for cell in scores), row
+    for run in ("baseline", "elmo_input", "elmo_input_output", "elmo_output"):
+        [run_row] = rows_starting(table, f"`snli/{run}`")
+        assert re.fullmatch(rf" {NUMBER} ", run_row[1]) and re.fullmatch(r" \d+\.\d min ", run_row[4])
+    assert re.search(r"Wall-clock: \d+\.\d min for this table \(4 of its 4 runs trained for it", table)
+
+
+def test_sample_efficiency_trains_on_a_seeded_sample_of_the_sentences(job):
+    output_dir, _ = job
+    table = (output_dir / "sample_efficiency.md").read_text()
+    for fraction, count in (("50%", 10), ("100%", 21)):
+        [row] = rows_starting(table, fraction)
+        assert int(row[1]) == count and int(row[2]) == 1
+        assert all(re.fullmatch(rf" {NUMBER} ", cell) for cell in row[3:5]), row
+    sample = (output_dir / "data" / "ner_train_50pct_seed13370.txt").read_text()
+    assert sample.count("\n\n") == 9 and "-DOCSTART-" not in sample
+
+
+def test_figure2_draws_the_layer_weights_of_both_snli_mixes(job):
+    output_dir, _ = job
+    assert Image.open(output_dir / "figure2.png").size[0] > 100
+    table = (output_dir / "figure2.md").read_text()
+    for mix in ("snli input", "snli output"):
+        [row] = rows_starting(table, mix)
+        token, lstm_1, lstm_2, gamma = (float(cell) for cell in row[1:])
+        assert token + lstm_1 + lstm_2 == pytest.approx(1.0, abs=2e-3) and gamma > 0
+
+
+def test_a_second_job_reads_every_finished_run_back(job):
+    output_dir, first = job
+    metrics = sorted(output_dir.glob("*/*/metrics.json"))
+    assert len(metrics) == 8
+    modified = [path.stat().st_mtime for path in metrics]
+    second = paper_tables_command(output_dir, *JOB)
+    assert "training " not in second.stderr and second.stderr.count("cached ") == 8
+    assert [path.stat().st_mtime for path in metrics] == modified
+    first_table3, second_table3 = (rows_starting(process.stdout, "SNLI") for process in (first, second))
+    assert first_table3 == second_table3
+
+
+def test_a_dry_run_lists_only_the_runs_whose_settings_changed(job):
+    output_dir, _ = job
+    same = paper_tables_command(output_dir, "table3", "--dry-run")
+    assert same.stdout == "" and same.stderr.count("cached ") == 4
+    other_seed = paper_tables_command(output_dir, "table3", "--dry-run", "--seed", "7")
+    commands = other_seed.stdout.splitlines()
+    assert len(commands) == 4 and all(" -m allennlp train " in command for command in commands)
+    assert all('"random_seed": 7' in command and "--force" in command for command in commands)
+    assert not (output_dir / "snli" / "baseline" / "run.json").read_text().count('"random_seed": 7')
+
+
+def test_sampling_is_seeded_and_keeps_the_file_order():
+    sentences = [f"word{i} NN I-NP O" for i in range(200)]
+    sample = paper_tables.sample_sentences(sentences, 0.1, seed=3)
+    assert sample == paper_tables.sample_sentences(sentences, 0.1, seed=3)
+    assert sample != paper_tables.sample_sentences(sentences, 0.1, seed=4)
+    assert len(sample) == 20 and sample == sorted(sample, key=sentences.index)
+    assert paper_tables.sample_sentences(sentences, 0.0001, seed=3) != []
+
+
+def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample():
+    assert len(paper_tables.entity_tags("BIOUL")) == 17
+    expected = ["O"] + [f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BI"]
+    assert paper_tables.entity_tags("BIO") == expected
