@@ -10,7 +10,8 @@
 
   char_embedder(embedding_dim=16, num_filters=64, ngram_filter_sizes=[3]):: {
     type: "character_encoding",
-    embedding: { embedding_dim: embedding_dim },
+    // Sized by the characters seen, not by the words (Embedding's default namespace).
+    embedding: { embedding_dim: embedding_dim, vocab_namespace: "token_characters" },
     encoder: {
       type: "cnn",
       embedding_dim: embedding_dim,

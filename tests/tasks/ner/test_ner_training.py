@@ -105,3 +105,20 @@ def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypa
     from_metrics, from_archive = table[2].split("|")[2:-1], table[3].split("|")[2:-1]
     assert from_metrics == from_archive and len(from_metrics) == 4
     assert Image.open(plot).size[0] > 100
+
+
+def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
+    """training_configs/common/embeddings.libsonnet: with Embedding's default namespace the
+    table had a row per word, and a sample with fewer words than characters crashed."""
+    from allennlp.common import Params
+    from allennlp.data import Vocabulary
+    from allennlp.models import Model
+
+    params = Params.from_file(str(ROOT / "training_configs/ner/ner_baseline.jsonnet"))
+    vocab = Vocabulary(
+        tokens_to_add={"tokens": ["a", "b"], "token_characters": list("abcdefghijklmnopqrstuvwxyz"),
+                       "labels": ["O", "B-PER", "I-PER"]}
+    )
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    characters = model.text_field_embedder._token_embedders["token_characters"]._embedding._module
+    assert characters.weight.size(0) == vocab.get_vocab_size("token_characters") == 28
