@@ -86,3 +86,20 @@ def test_fine_tuning_starts_from_a_published_bilm(tmp_path, elmo_options, elmo_w
         assert torch.equal(value, model.bilm.state_dict()[name]), name
     run_allennlp("elmo-export", str(tmp_path / "run" / "model.tar.gz"), str(tmp_path / "export"))
     assert json.load(open(tmp_path / "export" / "options.json"))["lstm"] == json.load(open(elmo_options))["lstm"]
+
+
+def test_the_config_as_it_is_adapts_the_shipped_bilm_to_captions(tmp_path):
+    """bilm_finetune.jsonnet starts from pretrained/ (weights, 16-bit softmax, vocabulary)."""
+    shipped = "pretrained/elmo_wikipedia_512x128"
+    before = _held_out_perplexity(
+        BilmLanguageModel(
+            CorpusVocabulary.from_corpus(vocab_file=os.path.join(shipped, "vocab.txt")),
+            options_file=os.path.join(shipped, "options.json"),
+            weight_file=os.path.join(shipped, "weights.hdf5"),
+            softmax_file=os.path.join(shipped, "softmax.hdf5"),
+        )
+    )
+    overrides = {"dataset_reader.max_instances": 600}
+    run_allennlp("train", "training_configs/bilm/bilm_finetune.jsonnet", "-s", str(tmp_path / "captions"), "-o", json.dumps(overrides))
+    after = _held_out_perplexity(load_archive(str(tmp_path / "captions" / "model.tar.gz")).model)
+    assert math.isfinite(after) and after < 0.8 * before

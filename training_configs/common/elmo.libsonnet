@@ -8,10 +8,11 @@
 //
 // Fields refer to `self`, so overriding `options_file`/`weight_file` reaches every block.
 {
-  // The biLM used by default: any bilm-tf-format model (ours from `allennlp elmo-export`,
-  // or a published one).
-  options_file: "fixtures/elmo/options.json",
-  weight_file: "fixtures/elmo/lm_weights.hdf5",
+  // The biLM used by default: the project's own, pretrained on Wikipedia
+  // (pretrained/elmo_wikipedia_512x128/README.md). Any bilm-tf-format model works: ours from
+  // `allennlp elmo-export`, or a published one.
+  options_file: "pretrained/elmo_wikipedia_512x128/options.json",
+  weight_file: "pretrained/elmo_wikipedia_512x128/weights.hdf5",
 
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
