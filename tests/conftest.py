@@ -1,13 +1,32 @@
 import json
 import lzma
 import os
+import sys
 from typing import Callable, List
 
 import pytest
+import torch
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
 SHARED_DATA = os.path.join(os.path.dirname(PROJECT_ROOT), "shared", "data")
+
+# Tests import helpers as `tests.…`: `python -m pytest` puts the project root on sys.path,
+# the bare `pytest` script does not.
+if PROJECT_ROOT not in sys.path:
+    sys.path.append(PROJECT_ROOT)
+# The helpers assert too; rewritten, their failures show the values as a test's do.
+pytest.register_assert_rewrite("tests.tasks.training_helpers")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread():
+    # The tests share a busy 2-core machine: intra-op threads spin against each other while
+    # descheduled, and a tiny model's training step gets ~10x slower.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(autouse=True)

@@ -2,14 +2,11 @@
 import json
 import os
 import shutil
-import sys
 import tarfile
-from unittest import mock
 
 import h5py
 import pytest
 import torch
-from allennlp.commands import main
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 from allennlp.modules.elmo import Elmo as AllenNlpElmo
@@ -23,8 +20,7 @@ from elmo_plugin.elmo import Elmo, ElmoTokenEmbedder, load_bilm
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
-
-torch.set_num_threads(1)  # a shared machine: see tests/lm/conftest.py
+from tests.lm.conftest import allennlp_train, language_model_from_export, one_file_corpus, run_allennlp, tensorize
 
 SENTENCES = "fixtures/lm/sentences.txt"
 TINY_BILM = {
@@ -34,28 +30,17 @@ TINY_BILM = {
 }
 
 
-def run_allennlp(*argv: str) -> None:
-    with mock.patch.object(sys, "argv", ["allennlp", *argv]):
-        main()
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
     overrides = {
-        "train_data_path": SENTENCES,
-        "validation_data_path": SENTENCES,
-        "vocabulary.corpus": SENTENCES,
-        "vocabulary.min_count": 1,
+        **one_file_corpus(SENTENCES),
         "model.bilm": TINY_BILM,
         "model.num_samples": 50,
         "trainer.num_epochs": 10,
         "trainer.optimizer.lr": 0.01,
     }
-    run_allennlp(
-        "train", "training_configs/bilm/bilm_tiny.jsonnet", "-s", str(root / "run"),
-        "-o", json.dumps(overrides),
-    )
+    allennlp_train("training_configs/bilm/bilm_tiny.jsonnet", root / "run", overrides)
     archive = str(root / "run" / "model.tar.gz")
     run_allennlp("elmo-export", archive, str(root / "elmo"), "--include-softmax")
     return archive, str(root / "elmo")
@@ -105,8 +90,6 @@ def test_stock_allennlp_elmo_gives_the_trained_models_outputs(exported):
 
 
 def _loss(model, instances, reader):
-    from tests.lm.conftest import tensorize
-
     model.eval()
     with torch.no_grad():
         return float(model(**tensorize(instances, model.vocab, reader))["loss"])
@@ -117,22 +100,12 @@ def test_training_continues_from_the_export_with_its_softmax(exported):
     model: same held-out loss, before any further training."""
     archive, out = exported
     trained = load_archive(archive).model
-    vocabulary = CorpusVocabulary.from_corpus(vocab_file=os.path.join(out, "vocab.txt"))
-    resumed = BilmLanguageModel(
-        vocabulary,
-        options_file=os.path.join(out, "options.json"),
-        weight_file=os.path.join(out, "weights.hdf5"),
-        softmax_file=os.path.join(out, "softmax.hdf5"),
-    )
+    resumed = language_model_from_export(out)
     reader = BilmCorpusReader()
     instances = list(reader.read(SENTENCES))[:10]
     assert _loss(resumed, instances, reader) == pytest.approx(_loss(trained, instances, reader), rel=1e-5)
     # Without the softmax the biLM alone scores far worse.
-    fresh = BilmLanguageModel(
-        vocabulary,
-        options_file=os.path.join(out, "options.json"),
-        weight_file=os.path.join(out, "weights.hdf5"),
-    )
+    fresh = language_model_from_export(out, with_softmax=False)
     assert _loss(fresh, instances, reader) > _loss(trained, instances, reader) + 0.3
 
 
@@ -177,13 +150,7 @@ def test_a_float16_softmax_is_half_the_size_and_scores_like_the_trained_model(ex
     with h5py.File(tmp_path / "softmax.hdf5", "r") as half, h5py.File(os.path.join(full, "softmax.hdf5"), "r") as whole:
         assert half["softmax/W"].dtype == "float16" and whole["softmax/W"].dtype == "float32"
         assert half["softmax/b"].dtype == "float32"
-    vocabulary = CorpusVocabulary.from_corpus(vocab_file=str(tmp_path / "vocab.txt"))
-    resumed = BilmLanguageModel(
-        vocabulary,
-        options_file=str(tmp_path / "options.json"),
-        weight_file=str(tmp_path / "weights.hdf5"),
-        softmax_file=str(tmp_path / "softmax.hdf5"),
-    )
+    resumed = language_model_from_export(str(tmp_path))
     assert resumed.softmax.weight.dtype == torch.float32
     reader = BilmCorpusReader()
     instances = list(reader.read(SENTENCES))[:10]

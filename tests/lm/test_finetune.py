@@ -2,12 +2,8 @@
 import json
 import math
 import os
-import sys
-from unittest import mock
 
-import pytest
 import torch
-from allennlp.commands import main
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
@@ -15,18 +11,12 @@ from allennlp.training.util import evaluate
 import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
 from elmo_plugin.elmo import load_bilm
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.lm.models import BilmLanguageModel
-from tests.lm.conftest import TINY_BILM
+from tests.lm.conftest import TINY_BILM, allennlp_train, language_model_from_export, run_allennlp
 
 CAPTIONS_TRAIN = "fixtures/lm/captions_train.txt"
 CAPTIONS_VALID = "fixtures/lm/captions_valid.txt"
-
-
-def run_allennlp(*argv: str) -> None:
-    with mock.patch.object(sys, "argv", ["allennlp", *argv]):
-        main()
+FINETUNE = "training_configs/bilm/bilm_finetune.jsonnet"
 
 
 def _held_out_perplexity(model) -> float:
@@ -43,17 +33,10 @@ def test_fine_tuning_an_export_on_captions_lowers_their_perplexity(tmp_path):
         "model.num_samples": 200,
         "trainer.num_epochs": 1,
     }
-    run_allennlp("train", "training_configs/bilm/bilm_tiny.jsonnet", "-s", str(tmp_path / "wiki"), "-o", json.dumps(wikipedia))
+    allennlp_train("training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia)
     export = str(tmp_path / "elmo")
     run_allennlp("elmo-export", str(tmp_path / "wiki" / "model.tar.gz"), export, "--include-softmax")
-    before = _held_out_perplexity(
-        BilmLanguageModel(
-            CorpusVocabulary.from_corpus(vocab_file=os.path.join(export, "vocab.txt")),
-            options_file=os.path.join(export, "options.json"),
-            weight_file=os.path.join(export, "weights.hdf5"),
-            softmax_file=os.path.join(export, "softmax.hdf5"),
-        )
-    )
+    before = _held_out_perplexity(language_model_from_export(export))
 
     captions = {
         "dataset_reader.max_instances": 600,
@@ -63,7 +46,7 @@ def test_fine_tuning_an_export_on_captions_lowers_their_perplexity(tmp_path):
         "model.softmax_file": os.path.join(export, "softmax.hdf5"),
         "model.num_samples": 200,
     }
-    run_allennlp("train", "training_configs/bilm/bilm_finetune.jsonnet", "-s", str(tmp_path / "captions"), "-o", json.dumps(captions))
+    allennlp_train(FINETUNE, tmp_path / "captions", captions)
     after = _held_out_perplexity(load_archive(str(tmp_path / "captions" / "model.tar.gz")).model)
     assert math.isfinite(after) and after < 0.8 * before
 
@@ -79,7 +62,7 @@ def test_fine_tuning_starts_from_a_published_bilm(tmp_path, elmo_options, elmo_w
         "model.dropout": 0.0,
         "trainer.optimizer.lr": 0.0,  # no update: the trained weights must be the published ones
     }
-    run_allennlp("train", "training_configs/bilm/bilm_finetune.jsonnet", "-s", str(tmp_path / "run"), "-o", json.dumps(overrides))
+    allennlp_train(FINETUNE, tmp_path / "run", overrides)
     model = load_archive(str(tmp_path / "run" / "model.tar.gz")).model
     published = load_bilm(elmo_options, elmo_weights)
     for name, value in published.state_dict().items():
@@ -90,16 +73,7 @@ def test_fine_tuning_starts_from_a_published_bilm(tmp_path, elmo_options, elmo_w
 
 def test_the_config_as_it_is_adapts_the_shipped_bilm_to_captions(tmp_path):
     """bilm_finetune.jsonnet starts from pretrained/ (weights, 16-bit softmax, vocabulary)."""
-    shipped = "pretrained/elmo_wikipedia_512x128"
-    before = _held_out_perplexity(
-        BilmLanguageModel(
-            CorpusVocabulary.from_corpus(vocab_file=os.path.join(shipped, "vocab.txt")),
-            options_file=os.path.join(shipped, "options.json"),
-            weight_file=os.path.join(shipped, "weights.hdf5"),
-            softmax_file=os.path.join(shipped, "softmax.hdf5"),
-        )
-    )
-    overrides = {"dataset_reader.max_instances": 600}
-    run_allennlp("train", "training_configs/bilm/bilm_finetune.jsonnet", "-s", str(tmp_path / "captions"), "-o", json.dumps(overrides))
+    before = _held_out_perplexity(language_model_from_export("pretrained/elmo_wikipedia_512x128"))
+    allennlp_train(FINETUNE, tmp_path / "captions", {"dataset_reader.max_instances": 600})
     after = _held_out_perplexity(load_archive(str(tmp_path / "captions" / "model.tar.gz")).model)
     assert math.isfinite(after) and after < 0.8 * before

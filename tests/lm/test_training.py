@@ -2,12 +2,9 @@
 import json
 import math
 import os
-import sys
-from unittest import mock
 
 import pytest
 import torch
-from allennlp.commands import main
 from allennlp.common import Params
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.models import Model
@@ -15,15 +12,11 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
 import elmo_plugin.lm  # noqa: F401
-from tests.lm.conftest import TINY_BILM
+from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
 CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"
 HELD_OUT = "fixtures/lm/wiki_valid.txt"
-
-
-def run_allennlp(*argv: str) -> None:
-    with mock.patch.object(sys, "argv", ["allennlp", *argv]):
-        main()
+SENTENCES = "fixtures/lm/sentences.txt"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +30,7 @@ def trained(tmp_path_factory):
         "model.num_samples": 200,
         "trainer.num_epochs": 1,
     }
-    run_allennlp("train", CONFIG, "-s", serialization_dir, "-o", json.dumps(overrides))
+    allennlp_train(CONFIG, serialization_dir, overrides)
     return serialization_dir
 
 
@@ -78,12 +71,8 @@ def test_evaluate_reports_the_full_softmax_perplexity(trained, tmp_path):
 
 def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
     """bilm_elmo_small.jsonnet (packed lanes, Adagrad, ...) with a tiny biLM and 4 lanes."""
-    sentences = "fixtures/lm/sentences.txt"
     overrides = {
-        "train_data_path": sentences,
-        "validation_data_path": sentences,
-        "vocabulary.corpus": sentences,
-        "vocabulary.min_count": 1,
+        **one_file_corpus(SENTENCES),
         "dataset_reader.num_lanes": 4,
         "data_loader.batch_size": 4,
         "model.bilm": TINY_BILM,
@@ -91,7 +80,7 @@ def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
         "trainer.cuda_device": -1,
         "trainer.num_epochs": 4,
     }
-    run_allennlp("train", "training_configs/bilm/bilm_elmo_small.jsonnet", "-s", str(tmp_path / "run"), "-o", json.dumps(overrides))
+    allennlp_train("training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides)
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["validation_perplexity"] < metrics["training_perplexity"] * 10
     assert metrics["validation_perplexity"] < 0.7 * 300  # ~300 words: far below chance
@@ -111,10 +100,7 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
         "data_loader.batches_per_epoch": 3,
         "trainer.num_epochs": 2,
     }
-    run_allennlp(
-        "train", "training_configs/bilm/bilm_wikipedia_cpu.jsonnet", "-s", str(tmp_path / "run"),
-        "-o", json.dumps(overrides),
-    )
+    allennlp_train("training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides)
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["epoch"] == 1 and math.isfinite(metrics["validation_perplexity"])
 
@@ -122,22 +108,15 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
 def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
     """bilm_elmo_original.jsonnet as is (2 x 4096 cells, 512 projections, 2048 filters),
     on CPU, for two batches of 2 lanes."""
-    sentences = "fixtures/lm/sentences.txt"
     overrides = {
-        "train_data_path": sentences,
-        "validation_data_path": sentences,
-        "vocabulary.corpus": sentences,
-        "vocabulary.min_count": 1,
+        **one_file_corpus(SENTENCES),
         "dataset_reader.num_lanes": 2,
         "dataset_reader.max_instances": 4,
         "data_loader.batch_size": 2,
         "trainer.cuda_device": -1,
         "trainer.num_epochs": 1,
     }
-    run_allennlp(
-        "train", "training_configs/bilm/bilm_elmo_original.jsonnet", "-s", str(tmp_path / "run"),
-        "-o", json.dumps(overrides),
-    )
+    allennlp_train("training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides)
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["validation_loss"])
     options = load_archive(str(tmp_path / "run" / "model.tar.gz")).model.bilm.options()

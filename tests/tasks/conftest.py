@@ -1,10 +1,13 @@
 import json
 import os
-from typing import Tuple
+from pathlib import Path
+from typing import Callable, Dict, Tuple
 
 import pytest
+from allennlp.models import Model
 
 from elmo_plugin.elmo import ElmoBiLm, save_bilm
+from tests.tasks.training_helpers import bilm_files, train_config
 
 FIXTURE_OPTIONS = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "elmo", "options.json")
 OTHER_BILM_PROJECTION_DIM = 8
@@ -28,3 +31,17 @@ def other_size_bilm(tmp_path_factory) -> Tuple[str, str]:
 @pytest.fixture(scope="session")
 def other_bilm_output_dim() -> int:
     return 2 * OTHER_BILM_PROJECTION_DIM
+
+
+@pytest.fixture
+def train_with_other_size_bilm(tmp_path, other_size_bilm) -> Callable[[Path, Dict, str], Tuple[Model, Dict]]:
+    """
+    `train(config, overrides, elmo)`: trains `config` with `overrides` and the ELMo module at
+    config path `elmo` switched to `other_size_bilm` by its files, nothing else; returns the
+    model and its metrics.
+    """
+
+    def train(config: Path, overrides: Dict, elmo: str) -> Tuple[Model, Dict]:
+        return train_config(config, tmp_path / "run", {**overrides, **bilm_files(elmo, other_size_bilm)})
+
+    return train

@@ -8,38 +8,21 @@ from typing import Optional
 import pytest
 from PIL import Image
 from allennlp.commands import main
-from allennlp.commands.train import train_model_from_file
 
 import elmo_plugin.tasks.ner  # noqa: F401
+from tests.tasks.ner.ner_small_overrides import NUM_FILTERS, SMALL, WORD_DIM
+from tests.tasks.training_helpers import train_config
 
 ROOT = Path(__file__).parents[3]
-WORD_DIM, NUM_FILTERS = 8, 8
-
-
-def tiny_overrides(encoder_input_size: Optional[int]) -> str:
-    """Tiny sizes; with no `encoder_input_size` the model sizes its encoder from the embedders."""
-    overrides = {
-            "train_data_path": "fixtures/ner/train.txt",
-            "validation_data_path": "fixtures/ner/dev.txt",
-            "test_data_path": "fixtures/ner/test.txt",
-            "trainer.num_epochs": 1,
-            "data_loader.batch_sampler.batch_size": 8,
-            "model.text_field_embedder.token_embedders.tokens.embedding_dim": WORD_DIM,
-            "model.text_field_embedder.token_embedders.token_characters.encoder.num_filters": NUM_FILTERS,
-            "model.encoder.hidden_size": 8,
-    }
-    if encoder_input_size is not None:
-        overrides["model.encoder.input_size"] = encoder_input_size
-    return json.dumps(overrides)
 
 
 def train(config: str, serialization_dir: Path, encoder_input_size: Optional[int] = None) -> dict:
-    train_model_from_file(
-        str(ROOT / "training_configs/ner" / config),
-        str(serialization_dir),
-        overrides=tiny_overrides(encoder_input_size),
-    )
-    return json.loads((serialization_dir / "metrics.json").read_text())
+    """Small sizes; with no `encoder_input_size` the model sizes its encoder from the embedders."""
+    overrides = dict(SMALL)
+    if encoder_input_size is not None:
+        overrides["model.encoder.input_size"] = encoder_input_size
+    _, metrics = train_config(ROOT / "training_configs/ner" / config, serialization_dir, overrides)
+    return metrics
 
 
 def predict(archive: Path, tmp_path: Path, monkeypatch) -> list:
@@ -75,7 +58,6 @@ def check_predictions(predictions: list) -> None:
 
 
 def test_baseline_config_trains_evaluates_and_predicts(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
     metrics = train("ner_baseline.jsonnet", tmp_path / "run", WORD_DIM + NUM_FILTERS)
     check_metrics(metrics)
     assert not any("_elmo" in key for key in metrics)
@@ -83,7 +65,6 @@ def test_baseline_config_trains_evaluates_and_predicts(tmp_path, monkeypatch):
 
 
 def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
     run = tmp_path / "run"
     metrics = train("ner_elmo.jsonnet", run)  # the config's default biLM, the shipped one
     check_metrics(metrics)

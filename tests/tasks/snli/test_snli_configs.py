@@ -18,10 +18,9 @@ from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
+from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 
-ROOT = Path(__file__).parents[3]
-CONFIGS = ROOT / "training_configs" / "snli"
-FIXTURES = ROOT / "fixtures" / "snli"
+CONFIGS = Path(__file__).parents[3] / "training_configs" / "snli"
 LABELS = {"entailment", "neutral", "contradiction"}
 ELMO_PLACES = {
     "snli_baseline": (False, False),
@@ -31,23 +30,11 @@ ELMO_PLACES = {
 }
 
 
-def shrinking_overrides(config_path: Path, hidden: int = 8) -> dict:
+def shrinking_overrides(config_path: Path) -> dict:
     # The model sets the encoder's and projection_feedforward's input sizes itself.
     model = json.loads(_jsonnet.evaluate_file(str(config_path)))["model"]
     assert "input_size" not in model["encoder"] and "input_dim" not in model["projection_feedforward"]
-    return {
-        "train_data_path": str(FIXTURES / "train.jsonl"),
-        "validation_data_path": str(FIXTURES / "dev.jsonl"),
-        "test_data_path": str(FIXTURES / "test.jsonl"),
-        "trainer.num_epochs": 1,
-        "model.text_field_embedder.token_embedders.tokens.embedding_dim": 100,
-        "model.encoder.hidden_size": hidden,
-        "model.projection_feedforward.hidden_dims": hidden,
-        "model.inference_encoder.input_size": hidden,
-        "model.inference_encoder.hidden_size": hidden,
-        "model.output_feedforward.input_dim": 8 * hidden,
-        "model.output_feedforward.hidden_dims": hidden,
-    }
+    return SMALL
 
 
 @pytest.fixture(scope="module")

@@ -23,14 +23,6 @@ ELMO_DIM = 32
 HIDDEN = 5
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def build_reader_instances():
     reader = SquadV1Reader(
         token_indexers={"tokens": SingleIdTokenIndexer(), "elmo": ELMoTokenCharactersIndexer()},

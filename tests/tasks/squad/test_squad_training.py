@@ -7,52 +7,19 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-import torch
 from allennlp.commands import main
-from allennlp.commands.train import train_model_from_file
 
 import elmo_plugin.tasks.squad  # noqa: F401
+from tests.tasks.squad.squad_small_overrides import FIXTURE, SMALL
+from tests.tasks.training_helpers import train_config
 
 ROOT = Path(__file__).parents[3]
-FIXTURE = str(ROOT / "fixtures" / "squad" / "tiny_train.json")
 CONFIGS = ["squad_baseline", "squad_elmo", "squad_elmo_output", "squad_elmo_input_output"]
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    # On a busy 2-core machine two intra-op threads spin against each other: a tiny LSTM
-    # step's matmul then takes ~20 ms and a training step gets ~10x slower.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def small_overrides() -> str:
-    embedders = "model.text_field_embedder.token_embedders"
-    return json.dumps(
-        {
-            "train_data_path": FIXTURE,
-            "test_data_path": FIXTURE,
-            f"{embedders}.tokens.embedding_dim": 8,
-            f"{embedders}.token_characters.embedding.embedding_dim": 4,
-            f"{embedders}.token_characters.encoder.embedding_dim": 4,
-            f"{embedders}.token_characters.encoder.num_filters": 8,
-            "model.phrase_layer.hidden_size": 6,
-            "model.modeling_layer.hidden_size": 6,
-            "model.span_end_encoder.hidden_size": 6,
-            "data_loader.batch_sampler.batch_size": 4,
-            "trainer.num_epochs": 1,
-        }
-    )
 
 
 def train(config: str, serialization_dir: Path, **extra_overrides):
     config_path = ROOT / "training_configs" / "squad" / f"{config}.jsonnet"
-    overrides = json.dumps({**json.loads(small_overrides()), **extra_overrides})
-    model = train_model_from_file(str(config_path), str(serialization_dir), overrides=overrides)
-    metrics = json.loads((serialization_dir / "metrics.json").read_text())
-    return model, metrics
+    return train_config(config_path, serialization_dir, {**SMALL, **extra_overrides})
 
 
 def run_allennlp(*args: str) -> None:
@@ -62,8 +29,7 @@ def run_allennlp(*args: str) -> None:
 
 
 @pytest.mark.parametrize("config", CONFIGS)
-def test_config_trains_one_epoch_and_scores_the_test_split(config, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)  # configs refer to fixtures/elmo and ../shared/data from the root
+def test_config_trains_one_epoch_and_scores_the_test_split(config, tmp_path):
     model, metrics = train(config, tmp_path / config)
     assert math.isfinite(metrics["training_loss"]) and metrics["training_loss"] > 0
     for key in ("test_em", "test_f1", "test_start_acc", "test_end_acc", "test_span_acc"):
@@ -80,15 +46,13 @@ def test_config_trains_one_epoch_and_scores_the_test_split(config, tmp_path, mon
     assert (tmp_path / config / "model.tar.gz").exists()
 
 
-def test_a_validation_set_added_by_override_selects_on_f1(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_a_validation_set_added_by_override_selects_on_f1(tmp_path):
     _, metrics = train("squad_baseline", tmp_path / "validated", validation_data_path=FIXTURE)
     assert 0.0 <= metrics["best_validation_f1"] <= 1.0
     assert metrics["best_epoch"] == 0
 
 
-def test_evaluate_and_predict_with_the_archive(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_evaluate_and_predict_with_the_archive(tmp_path):
     serialization_dir = tmp_path / "input_output"
     train("squad_elmo_input_output", serialization_dir)
     archive = str(serialization_dir / "model.tar.gz")

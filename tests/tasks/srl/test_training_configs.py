@@ -5,44 +5,22 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from allennlp.commands import main
-from allennlp.commands.train import train_model_from_file
 from allennlp.common.util import import_module_and_submodules
 
-ROOT = Path(__file__).resolve().parents[3]
-FIXTURES = ROOT / "fixtures" / "srl"
-TRAIN = FIXTURES / "up_english_ewt_train_slice.conllu"
+from tests.tasks.srl.srl_small_overrides import NUM_FILTERS, PREDICATE_DIM, SMALL, WORD_DIM
+from tests.tasks.training_helpers import train_config
 
-# Small sizes: word 10 + characters 8 + predicate 4 (+ the fixture biLM's 32 for ELMo).
-SMALL = {
-    "train_data_path": str(TRAIN),
-    "validation_data_path": str(TRAIN),
-    "test_data_path": str(TRAIN),
-    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 10,
-    "model.text_field_embedder.token_embedders.token_characters.encoder.num_filters": 8,
-    "model.predicate_embedding_dim": 4,
-    "model.encoder.hidden_size": 8,
-    "model.encoder.num_layers": 2,
-    "trainer.num_epochs": 1,
-    "data_loader.batch_sampler.batch_size": 16,
-}
+ROOT = Path(__file__).resolve().parents[3]
+
 # The baseline's encoder input size (tiny embeddings + predicate indicator) is given; the ELMo
 # config's is left to the model, which adds the default biLM's output size.
+BASELINE_INPUT_SIZE = WORD_DIM + NUM_FILTERS + PREDICATE_DIM
 CONFIGS = [
-    ("srl_baseline.jsonnet", "span", 22),
+    ("srl_baseline.jsonnet", "span", BASELINE_INPUT_SIZE),
     ("srl_elmo.jsonnet", "span", None),
-    ("srl_baseline.jsonnet", "head", 22),
+    ("srl_baseline.jsonnet", "head", BASELINE_INPUT_SIZE),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # Tiny models on a shared machine: threads only contend (linear layers run ~6x slower).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda c: f"{c[0]}-{c[1]}")
@@ -56,11 +34,7 @@ def trained(request, tmp_path_factory):
     cwd = os.getcwd()
     os.chdir(ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
     try:
-        train_model_from_file(
-            str(ROOT / "training_configs" / "srl" / config),
-            str(serialization_dir),
-            overrides=json.dumps(overrides),
-        )
+        train_config(ROOT / "training_configs" / "srl" / config, serialization_dir, overrides)
     finally:
         os.chdir(cwd)
     return config, label_mode, serialization_dir
