@@ -1,7 +1,6 @@
 import json
 import lzma
 import os
-import sys
 from typing import Callable, List
 
 import pytest
@@ -11,10 +10,6 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
 SHARED_DATA = os.path.join(os.path.dirname(PROJECT_ROOT), "shared", "data")
 
-# Tests import helpers as `tests.…`: `python -m pytest` puts the project root on sys.path,
-# the bare `pytest` script does not.
-if PROJECT_ROOT not in sys.path:
-    sys.path.append(PROJECT_ROOT)
 # The helpers assert too; rewritten, their failures show the values as a test's do.
 pytest.register_assert_rewrite("tests.tasks.training_helpers")
 
