@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv clean bench-embed
+.PHONY: demo test venv clean bench-embed tables
 
 $(STAMP): setup.cfg setup.py constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
+
+# The paper's tables in miniature (README "The paper's tables in miniature"): about 2 h on 2 cores.
+# Finished runs in runs/paper_tables are reused, so an interrupted job resumes.
+tables: $(STAMP)
+	$(BIN)/python experiments/paper_tables.py all --figure docs/elmo_layer_weights.png
 
 bench-embed: $(STAMP)
 	$(BIN)/python benchmarks/embedding_speed.py

@@ -49,13 +49,17 @@ class Run:
 
 @dataclass
 class Result:
-    """What a run left: its final metrics and wall-clock, or why it has none."""
+    """What a run left: its final metrics and wall-clock, or why it has none. A result that
+    stands for several runs of the same settings at other seeds (`seeds` of them) holds their
+    mean metrics, summed wall-clock and, in `spread`, each metric's sample standard deviation."""
 
     run: Run
     metrics: Dict[str, Any] = field(default_factory=dict)
     wall_clock_s: Optional[float] = None
     cached: bool = False
     error: Optional[str] = None
+    seeds: int = 1
+    spread: Dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -17,9 +17,10 @@ runs of the configs in training_configs/, each in a fresh process on `--threads`
 
 Baseline and +ELMo runs of a task share the budget (epochs and sizes, `--set`) and the seed
 (`--seed`: AllenNLP's random_seed, numpy_seed and pytorch_seed). A run shared by several tables
-trains once. Each table's markdown goes to `<output-dir>/<table>.md` and to stdout: the table,
-the runs behind it (test and dev scores, wall-clock, whether read from an earlier job) and the
-wall-clock the table took. Finished runs are kept (a run's dir holds `metrics.json` and
+trains once. With `--extra-seeds S ...` every cell is trained again at each seed S (runs named
+`<run>_seed<S>`) and shows the mean ± sample standard deviation over the seeds. Each table's
+markdown goes to `<output-dir>/<table>.md` and to stdout: the table, the runs behind it (test
+and dev scores, wall-clock, whether read from an earlier job) and the wall-clock the table took. Finished runs are kept (a run's dir holds `metrics.json` and
 `run.json`) and not trained again unless `--force`, so an interrupted job resumes when started
 again with the same options; a run whose settings changed trains again.
 
@@ -41,6 +42,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -204,14 +206,24 @@ class Plan:
         # AllenNLP's defaults unless --seed, so a run gets the seeds a plain `allennlp train` would.
         self.seeds = dict(zip(SEED_KEYS, [args.seed] * 3 if args.seed is not None else ALLENNLP_SEEDS))
         self.seed = self.seeds["random_seed"]
+        self.extra_seeds = args.extra_seeds
         self.dry_run = args.dry_run
         self.bilm = Bilm.read(args.bilm_options, args.bilm_weights, args.dry_run)
         self.budgets = budgets_with(args.set)
         self.extra_overrides = task_overrides(args.overrides)
 
+    def runs(self, task_name: str, variant: str, **settings: Any) -> List[Run]:
+        """The run at this job's seeds, then one per `--extra-seeds`: a table cell's runs."""
+        return [self.run(task_name, variant, **settings)] + [
+            self.run(task_name, variant, seed=seed, **settings) for seed in self.extra_seeds
+        ]
+
     def run(self, task_name: str, variant: str, regularization: float = DEFAULT_LAMBDA,
-            top_layer_only: bool = False, fraction: float = 1.0) -> Run:
+            top_layer_only: bool = False, fraction: float = 1.0, seed: Optional[int] = None) -> Run:
+        """A run at this job's seeds, or with `seed` as its random, numpy and torch seed (and
+        the sample's), named with a `_seed<seed>` suffix."""
         task = TASKS[task_name]
+        seeds = self.seeds if seed is None else dict.fromkeys(SEED_KEYS, seed)
         name = variant
         overrides = task.budget_overrides(self.budgets[task_name], variant)
         overrides.update(self.extra_overrides[task_name])
@@ -220,9 +232,10 @@ class Plan:
             name += f"_lambda{regularization:g}" if regularization != DEFAULT_LAMBDA else ""
             name += "_top_layer" if top_layer_only else ""
         if fraction < 1.0:
-            overrides.update(self.subsample_overrides(task, overrides, fraction))
+            overrides.update(self.subsample_overrides(task, overrides, fraction, seeds["random_seed"]))
             name += f"_{100 * fraction:g}pct"
-        overrides.update({"evaluate_on_test": True, **self.seeds})
+        name += "" if seed is None else f"_seed{seed}"
+        overrides.update({"evaluate_on_test": True, **seeds})
         config = f"training_configs/{task.configs[variant]}.jsonnet"
         return Run(f"{task_name}/{name}", config, overrides, os.path.join(self.output_dir, task_name, name))
 
@@ -241,14 +254,16 @@ class Plan:
             overrides[f"{task.elmo_field}.scalar_mix_parameters"] = weights
         return overrides
 
-    def subsample_overrides(self, task: Task, overrides: Dict[str, Any], fraction: float) -> Dict[str, Any]:
-        """A seeded sample of the training sentences for `fraction` (written unless this is a
-        dry run), trained for as many updates as the full set, up to subsample_max_epochs."""
-        file_name = f"{task.name}_train_{100 * fraction:g}pct_seed{self.seed}.txt"
+    def subsample_overrides(self, task: Task, overrides: Dict[str, Any], fraction: float,
+                            seed: int) -> Dict[str, Any]:
+        """A sample of the training sentences for `fraction` drawn with `seed` (written unless
+        this is a dry run), trained for as many updates as the full set, up to
+        subsample_max_epochs."""
+        file_name = f"{task.name}_train_{100 * fraction:g}pct_seed{seed}.txt"
         sample = os.path.join(self.output_dir, "data", file_name)
         if not self.dry_run:
             sentences = self.training_sentences(task, overrides)
-            write_sentences(sample_sentences(sentences, fraction, self.seed), sample)
+            write_sentences(sample_sentences(sentences, fraction, seed), sample)
         budget = self.budgets[task.name]
         epochs = min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction))
         scheme = (overrides.get("dataset_reader.tag_scheme")
@@ -349,17 +364,48 @@ def headline(result: Result) -> Optional[float]:
     return 100 * result.metrics[task.test_metrics[-1]] if result.ok else None
 
 
+def seed_mean(results: List[Result]) -> Result:
+    """One result for runs of the same settings at several seeds: their mean metrics, with each
+    metric's sample standard deviation in `spread`; failed if any of them failed."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+    failed = [result for result in results if not result.ok]
+    if failed:
+        return Result(first.run, error=failed[0].error, seeds=len(results))
+    keys = [key for key in first.metrics
+            if all(is_number(result.metrics.get(key)) for result in results)]
+    values = {key: [result.metrics[key] for result in results] for key in keys}
+    return Result(
+        first.run,
+        metrics={key: statistics.mean(series) for key, series in values.items()},
+        wall_clock_s=sum(result.wall_clock_s or 0.0 for result in results),
+        cached=all(result.cached for result in results),
+        seeds=len(results),
+        spread={key: statistics.stdev(series) for key, series in values.items()},
+    )
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def percent(result: Result, key: str) -> str:
+    """A metric in percent; for a mean over seeds with its standard deviation."""
+    text = f"{100 * result.metrics[key]:.2f}"
+    return text + (f" ± {100 * result.spread[key]:.2f}" if key in result.spread else "")
+
+
 def test_score(result: Result) -> str:
     if not result.ok:
         return "failed"
     task = task_of(result.run)
-    return " / ".join(f"{100 * result.metrics[key]:.2f}" for key in task.test_metrics)
+    return " / ".join(percent(result, key) for key in task.test_metrics)
 
 
 def dev_score(result: Result) -> str:
     task = task_of(result.run)
-    value = result.metrics.get(task.dev_metric) if task.dev_metric else None
-    return "-" if value is None else f"{100 * value:.2f}"
+    return percent(result, task.dev_metric) if task.dev_metric in result.metrics else "-"
 
 
 def dev_and_test(result: Result) -> str:
@@ -405,60 +451,66 @@ class PaperTables:
             chosen = [name for name in chosen if "elmo_output" in TASKS[name].configs]
         return [name for name in TASKS if name in chosen]
 
+    def cell_results(self, cells: List[List[Run]]) -> Tuple[List[Result], List[Result]]:
+        """Trains every run of `cells` (a cell: the same settings at each seed of the job) and
+        returns each cell's result (the mean over its seeds) and every run's own result."""
+        results = self.runner.results_of(run for cell in cells for run in cell)
+        return [seed_mean([results[run.name] for run in cell]) for cell in cells], list(results.values())
+
     def table1(self) -> Tuple[str, List[Result]]:
-        pairs = [(self.plan.run(name, "baseline"), self.plan.run(name, TASKS[name].table1_elmo))
-                 for name in self.tasks("table1")]
-        results = self.runner.results_of(run for pair in pairs for run in pair)
+        names = self.tasks("table1")
+        cells = [self.plan.runs(name, variant) for name in names for variant in ("baseline", TASKS[name].table1_elmo)]
+        cell_results, results = self.cell_results(cells)
         rows = []
-        for baseline, elmo in pairs:
-            task, base, with_elmo = task_of(baseline), results[baseline.name], results[elmo.name]
+        for name, base, with_elmo in zip(names, cell_results[::2], cell_results[1::2]):
+            task = TASKS[name]
             rows.append([task.title, f"test {task.metric_name}", test_score(base), test_score(with_elmo),
                          increase(base, with_elmo), f"{dev_score(base)} / {dev_score(with_elmo)}",
                          task.table1_elmo, self.budget_text(task.name)])
         header = ["task", "metric", "baseline", "+ELMo", "increase (absolute / relative error reduction)",
                   "best dev: baseline / +ELMo", "ELMo variant", "budget"]
-        return markdown_table(header, rows), list(results.values())
+        return markdown_table(header, rows), results
 
     def table2(self) -> Tuple[str, List[Result]]:
         return self.dev_and_test_table("table2", lambda name: [
-            self.plan.run(name, "baseline"),
-            self.plan.run(name, TASKS[name].input_elmo, top_layer_only=True),
-            self.plan.run(name, TASKS[name].input_elmo, regularization=1.0),
-            self.plan.run(name, TASKS[name].input_elmo, regularization=DEFAULT_LAMBDA),
+            self.plan.runs(name, "baseline"),
+            self.plan.runs(name, TASKS[name].input_elmo, top_layer_only=True),
+            self.plan.runs(name, TASKS[name].input_elmo, regularization=1.0),
+            self.plan.runs(name, TASKS[name].input_elmo, regularization=DEFAULT_LAMBDA),
         ], ["baseline", "last only", "all layers, λ=1", "all layers, λ=0.001"])
 
     def table3(self) -> Tuple[str, List[Result]]:
         variants = ["baseline", "elmo_input", "elmo_input_output", "elmo_output"]
         return self.dev_and_test_table(
-            "table3", lambda name: [self.plan.run(name, variant) for variant in variants],
+            "table3", lambda name: [self.plan.runs(name, variant) for variant in variants],
             ["baseline", "input only", "input & output", "output only"],
         )
 
-    def dev_and_test_table(self, table: str, runs_of: Callable[[str], List[Run]],
+    def dev_and_test_table(self, table: str, cells_of: Callable[[str], List[List[Run]]],
                            columns: List[str]) -> Tuple[str, List[Result]]:
-        """A row per task, a column per run: dev / test scores."""
+        """A row per task, a column per cell: dev / test scores."""
         rows, all_results = [], []
         for name in self.tasks(table):
-            results = list(self.runner.results_of(runs_of(name)).values())
+            cell_results, results = self.cell_results(cells_of(name))
             all_results += results
             task = TASKS[name]
             rows.append([task.title, f"dev / test {task.metric_name}"]
-                        + [dev_and_test(result) for result in results] + [self.budget_text(name)])
+                        + [dev_and_test(result) for result in cell_results] + [self.budget_text(name)])
         return markdown_table(["task", "metric"] + columns + ["budget"], rows), all_results
 
     def sample_efficiency(self) -> Tuple[str, List[Result]]:
-        pairs = [(self.plan.run("ner", "baseline", fraction=fraction),
-                  self.plan.run("ner", "elmo", fraction=fraction)) for fraction in self.fractions]
-        results = self.runner.results_of(run for pair in pairs for run in pair)
+        cells = [self.plan.runs("ner", variant, fraction=fraction)
+                 for fraction in self.fractions for variant in ("baseline", "elmo")]
+        cell_results, results = self.cell_results(cells)
         rows = []
-        for fraction, (baseline, elmo) in zip(self.fractions, pairs):
-            base, with_elmo = results[baseline.name], results[elmo.name]
+        for fraction, baseline_runs, base, with_elmo in zip(
+                self.fractions, cells[::2], cell_results[::2], cell_results[1::2]):
             rows.append([f"{100 * fraction:g}%", str(self.plan.training_sentence_count("ner", fraction)),
-                         str(baseline.overrides["trainer.num_epochs"]),
+                         str(baseline_runs[0].overrides["trainer.num_epochs"]),
                          test_score(base), test_score(with_elmo), increase(base, with_elmo)])
         header = ["training sentences", "count", "epochs", "baseline test F1", "+ELMo test F1",
                   "increase (absolute / relative error reduction)"]
-        return markdown_table(header, rows), list(results.values())
+        return markdown_table(header, rows), results
 
     def figure2(self) -> Tuple[str, List[Result]]:
         runs = [self.plan.run(name, TASKS[name].table1_elmo) for name in self.tasks("figure2")]
@@ -505,13 +557,22 @@ def report_table(table: str, body: str, results: List[Result], seconds: float, t
     total = sum(result.wall_clock_s or 0.0 for result in results)
     return "\n".join([
         f"## {TITLES[table]}", "", body, "",
-        f"biLM: {plan.bilm.description()}; seeds {'/'.join(map(str, plan.seeds.values()))} "
-        f"(random/numpy/pytorch); {runner.threads} thread(s) a run, {runner.parallel} run(s) at a time.", "",
+        f"biLM: {plan.bilm.description()}; {seeds_text(plan, table)}; "
+        f"{runner.threads} thread(s) a run, {runner.parallel} run(s) at a time.", "",
         runs_table(results), "",
         f"Wall-clock: {minutes(seconds)} for this table ({trained} of its {len(results)} runs "
         f"trained for it, the others finished before it); the runs' own wall-clocks sum to "
         f"{minutes(total)}.", "",
     ])
+
+
+def seeds_text(plan: Plan, table: str) -> str:
+    seeds = f"seeds {'/'.join(map(str, plan.seeds.values()))} (random/numpy/pytorch)"
+    if not plan.extra_seeds or table == "figure2":
+        return seeds
+    extra = ", ".join(map(str, plan.extra_seeds))
+    return (f"each cell the mean ± sample standard deviation of {1 + len(plan.extra_seeds)} runs: "
+            f"{seeds} and {extra} (all three seeds the same)")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -527,6 +588,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         + "; ".join(f"{table} {' '.join(names)}" for table, names in DEFAULT_TASKS.items()))
     parser.add_argument("--seed", type=int, help="every run's random, numpy and torch seed (default: "
                         "AllenNLP's own, 13370, 1337 and 133), and the sample's")
+    parser.add_argument("--extra-seeds", nargs="+", type=int, default=[], metavar="SEED",
+                        help="train every cell of table1, table2, table3 and sample_efficiency "
+                             "again at each of these seeds (random, numpy and torch seed, and the "
+                             "sample's) and show the mean ± standard deviation over all seeds")
     parser.add_argument("--set", nargs="+", action="extend", default=[], metavar="TASK.KNOB=VALUE",
                         help=f"budget knobs, defaults: {knob_list()}")
     parser.add_argument("--overrides", nargs="+", action="extend", default=[], metavar="TASK=JSON",

@@ -112,6 +112,33 @@ def test_a_dry_run_lists_only_the_runs_whose_settings_changed(job):
     assert not (output_dir / "snli" / "baseline" / "run.json").read_text().count('"random_seed": 7')
 
 
+def test_extra_seeds_train_every_cell_again_and_show_mean_and_spread(job):
+    output_dir, _ = job
+    process = paper_tables_command(output_dir, "table3", "--extra-seeds", "7")
+    assert process.stderr.count("cached ") == 4 and process.stderr.count("training ") == 4
+    for run in ("baseline", "elmo_input", "elmo_input_output", "elmo_output"):
+        record = json.loads((output_dir / "snli" / f"{run}_seed7" / "run.json").read_text())
+        assert record["settings"]["overrides"]["random_seed"] == 7
+        assert record["settings"]["overrides"]["pytorch_seed"] == 7
+    [row] = rows_starting((output_dir / "table3.md").read_text(), "SNLI")
+    spread = rf"{NUMBER} ± {NUMBER}"
+    assert all(re.fullmatch(rf" {spread} / {spread} ", cell) for cell in row[2:6]), row
+    assert "mean ± sample standard deviation of 2 runs" in process.stdout
+
+
+def test_seed_mean_averages_metrics_and_reports_their_spread():
+    run = paper_tables.Run("ner/elmo", "c.jsonnet", {}, "/tmp/x")
+    results = [paper_tables.Result(run, {"test_f1": f1, "epoch": 2, "best": True}, wall_clock_s=60.0)
+               for f1 in (0.70, 0.74, 0.78)]
+    mean = paper_tables.seed_mean(results)
+    assert mean.metrics["test_f1"] == pytest.approx(0.74) and mean.spread["test_f1"] == pytest.approx(0.04)
+    assert "best" not in mean.metrics and mean.seeds == 3 and mean.wall_clock_s == 180.0
+    assert paper_tables.percent(mean, "test_f1") == "74.00 ± 4.00"
+    failed = paper_tables.seed_mean(results[:2] + [paper_tables.Result(run, error="exit 1")])
+    assert not failed.ok and failed.error == "exit 1"
+    assert paper_tables.seed_mean(results[:1]) is results[0]
+
+
 def test_sampling_is_seeded_and_keeps_the_file_order():
     sentences = [f"word{i} NN I-NP O" for i in range(200)]
     sample = paper_tables.sample_sentences(sentences, 0.1, seed=3)
