@@ -194,7 +194,8 @@ class Bilm:
         return cls(options_file, weight_file, lstm["n_layers"], 2 * lstm["projection_dim"])
 
     def description(self) -> str:
-        return f"{self.weight_file} ({self.num_layers} LSTM layers, output dim {self.output_dim})"
+        weight_file = os.path.relpath(self.weight_file, PROJECT_ROOT)
+        return f"{weight_file} ({self.num_layers} LSTM layers, output dim {self.output_dim})"
 
 
 class Plan:
