@@ -421,6 +421,11 @@ def increase(baseline: Result, elmo: Result) -> str:
     return f"{better - base:+.2f} / {relative:.1f}%"
 
 
+def headline_increase(baseline: Result, elmo: Result) -> str:
+    base, better = headline(baseline), headline(elmo)
+    return "-" if base is None or better is None else f"{better - base:+.2f}"
+
+
 def runs_table(results: Sequence[Result]) -> str:
     rows = [
         [f"`{result.run.name}`", dev_score(result), test_score(result),
@@ -463,13 +468,16 @@ class PaperTables:
         cells = [self.plan.runs(name, variant) for name in names for variant in ("baseline", TASKS[name].table1_elmo)]
         cell_results, results = self.cell_results(cells)
         rows = []
-        for name, base, with_elmo in zip(names, cell_results[::2], cell_results[1::2]):
+        for index, (name, base, with_elmo) in enumerate(zip(names, cell_results[::2], cell_results[1::2])):
             task = TASKS[name]
+            by_seed = zip(*([self.runner.results[run.name] for run in cell] for cell in cells[2 * index:2 * index + 2]))
             rows.append([task.title, f"test {task.metric_name}", test_score(base), test_score(with_elmo),
-                         increase(base, with_elmo), f"{dev_score(base)} / {dev_score(with_elmo)}",
-                         task.table1_elmo, self.budget_text(task.name)])
-        header = ["task", "metric", "baseline", "+ELMo", "increase (absolute / relative error reduction)",
-                  "best dev: baseline / +ELMo", "ELMo variant", "budget"]
+                         increase(base, with_elmo)]
+                        + ([", ".join(headline_increase(*pair) for pair in by_seed)] if self.plan.extra_seeds else [])
+                        + [f"{dev_score(base)} / {dev_score(with_elmo)}", task.table1_elmo, self.budget_text(task.name)])
+        header = (["task", "metric", "baseline", "+ELMo", "increase (absolute / relative error reduction)"]
+                  + (["increase at each seed"] if self.plan.extra_seeds else [])
+                  + ["best dev: baseline / +ELMo", "ELMo variant", "budget"])
         return markdown_table(header, rows), results
 
     def table2(self) -> Tuple[str, List[Result]]:

@@ -139,6 +139,16 @@ def test_seed_mean_averages_metrics_and_reports_their_spread():
     assert paper_tables.seed_mean(results[:1]) is results[0]
 
 
+def test_table1_states_the_increase_at_each_seed():
+    def ner(name, f1):
+        run = paper_tables.Run(name, "c.jsonnet", {}, "/tmp/x")
+        return paper_tables.Result(run, {"test_f1-measure-overall": f1})
+    assert paper_tables.headline_increase(ner("ner/baseline", 0.7660), ner("ner/elmo", 0.7735)) == "+0.75"
+    assert paper_tables.headline_increase(ner("ner/baseline", 0.8), ner("ner/elmo", 0.79)) == "-1.00"
+    failed = paper_tables.Result(paper_tables.Run("ner/elmo", "c", {}, "/x"), error="exit 1")
+    assert paper_tables.headline_increase(ner("ner/baseline", 0.8), failed) == "-"
+
+
 def test_sampling_is_seeded_and_keeps_the_file_order():
     sentences = [f"word{i} NN I-NP O" for i in range(200)]
     sample = paper_tables.sample_sentences(sentences, 0.1, seed=3)
