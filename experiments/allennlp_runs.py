@@ -3,10 +3,12 @@ Runs `allennlp train` in fresh processes, a few at a time, and keeps what they p
 machinery behind `experiments/paper_tables.py`.
 
 A run is a config, its overrides and a serialization dir. A run whose dir holds `metrics.json`
-and a `run.json` recording the same config and overrides is finished: it is read back, not
-trained again (unless forced), so an interrupted job resumes where it stopped. `run.json` also
+and a `run.json` recording the same config and overrides, and the same config text (its digest,
+imports included), is finished: it is read back, not trained again (unless forced), so an
+interrupted job resumes where it stopped, and a run whose config file changed trains again. `run.json` also
 keeps the run's wall-clock, so a table read from finished runs still reports what they cost.
 """
+import hashlib
 import json
 import os
 import shlex
@@ -16,6 +18,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional
+
+import _jsonnet
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_RECORD = "run.json"
@@ -38,6 +42,11 @@ class Run:
     @property
     def settings(self) -> Dict[str, Any]:
         return {"config": self.config, "overrides": self.overrides}
+
+    def config_digest(self) -> str:
+        """The SHA-256 of the config as jsonnet evaluates it (imported blocks included)."""
+        text = _jsonnet.evaluate_file(os.path.join(PROJECT_ROOT, self.config))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def command(self) -> List[str]:
         return [
@@ -86,6 +95,9 @@ def finished(run: Run) -> Optional[Result]:
         record = json.load(handle)
     if record.get("settings") != json.loads(json.dumps(run.settings)):
         return None
+    digest = record.get("config_digest")  # none in records written before digests were kept
+    if digest is not None and digest != run.config_digest():
+        return None
     with open(metrics_path, encoding="utf-8") as handle:
         metrics = json.load(handle)
     return Result(run, metrics, record["wall_clock_s"], cached=True)
@@ -95,6 +107,7 @@ def train(run: Run, threads: int) -> Result:
     """Trains the run in a fresh process and records it; a failure is returned, not raised,
     so the other runs of a job go on."""
     os.makedirs(os.path.dirname(run.serialization_dir), exist_ok=True)
+    digest = run.config_digest()
     start = time.perf_counter()
     with open(run.log_path, "w", encoding="utf-8") as log:
         process = subprocess.run(
@@ -104,7 +117,8 @@ def train(run: Run, threads: int) -> Result:
     wall_clock_s = time.perf_counter() - start
     if process.returncode != 0:
         return Result(run, wall_clock_s=wall_clock_s, error=f"exit {process.returncode}, see {run.log_path}")
-    record = {"settings": run.settings, "wall_clock_s": wall_clock_s, "threads": threads}
+    record = {"settings": run.settings, "config_digest": digest, "wall_clock_s": wall_clock_s,
+              "threads": threads}
     with open(os.path.join(run.serialization_dir, RUN_RECORD), "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=2)
     with open(os.path.join(run.serialization_dir, "metrics.json"), encoding="utf-8") as handle:

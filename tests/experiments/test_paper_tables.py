@@ -120,6 +120,7 @@ def test_extra_seeds_train_every_cell_again_and_show_mean_and_spread(job):
         record = json.loads((output_dir / "snli" / f"{run}_seed7" / "run.json").read_text())
         assert record["settings"]["overrides"]["random_seed"] == 7
         assert record["settings"]["overrides"]["pytorch_seed"] == 7
+        assert re.fullmatch(r"[0-9a-f]{64}", record["config_digest"])
     [row] = rows_starting((output_dir / "table3.md").read_text(), "SNLI")
     spread = rf"{NUMBER} ± {NUMBER}"
     assert all(re.fullmatch(rf" {spread} / {spread} ", cell) for cell in row[2:6]), row
