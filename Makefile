@@ -25,8 +25,8 @@ test: $(STAMP)
 # and the shipped biLM: about 2 h 30 min on 2 cores. Finished runs in runs/ are reused, so an
 # interrupted job resumes where it stopped.
 tables: $(STAMP)
-	$(BIN)/python experiments/paper_tables.py all --figure docs/elmo_layer_weights.png
-	$(BIN)/python experiments/paper_tables.py table1 --extra-seeds 1 2
+	$(BIN)/python experiments/paper_tables.py table1 table2 table3 --extra-seeds 1 2
+	$(BIN)/python experiments/paper_tables.py sample_efficiency figure2 --figure docs/elmo_layer_weights.png
 	bash experiments/snli_domain_adaptation.sh
 
 bench-embed: $(STAMP)
