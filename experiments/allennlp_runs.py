@@ -5,8 +5,9 @@ machinery behind `experiments/paper_tables.py`.
 A run is a config, its overrides and a serialization dir. A run whose dir holds `metrics.json`
 and a `run.json` recording the same config and overrides, and the same config text (its digest,
 imports included), is finished: it is read back, not trained again (unless forced), so an
-interrupted job resumes where it stopped, and a run whose config file changed trains again. `run.json` also
-keeps the run's wall-clock, so a table read from finished runs still reports what they cost.
+interrupted job resumes where it stopped, and a run whose config file changed trains again.
+`run.json` also keeps the run's wall-clock, so a table read from finished runs still reports
+what they cost.
 """
 import hashlib
 import json

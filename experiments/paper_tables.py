@@ -20,9 +20,10 @@ Baseline and +ELMo runs of a task share the budget (epochs and sizes, `--set`) a
 trains once. With `--extra-seeds S ...` every cell is trained again at each seed S (runs named
 `<run>_seed<S>`) and shows the mean ± sample standard deviation over the seeds. Each table's
 markdown goes to `<output-dir>/<table>.md` and to stdout: the table, the runs behind it (test
-and dev scores, wall-clock, whether read from an earlier job) and the wall-clock the table took. Finished runs are kept (a run's dir holds `metrics.json` and
-`run.json`) and not trained again unless `--force`, so an interrupted job resumes when started
-again with the same options; a run whose settings changed trains again.
+and dev scores, wall-clock, whether read from an earlier job) and the wall-clock the table took.
+Finished runs are kept (a run's dir holds `metrics.json` and `run.json`) and not trained again
+unless `--force`, so an interrupted job resumes when started again with the same options; a run
+whose settings or config file changed trains again.
 
 sample_efficiency trains on a seeded sample of a fraction f of the CoNLL-2003 training
 sentences (written to `<output-dir>/data/`) for epochs / f epochs, as many updates as the full
@@ -468,12 +469,14 @@ class PaperTables:
         cells = [self.plan.runs(name, variant) for name in names for variant in ("baseline", TASKS[name].table1_elmo)]
         cell_results, results = self.cell_results(cells)
         rows = []
-        for index, (name, base, with_elmo) in enumerate(zip(names, cell_results[::2], cell_results[1::2])):
+        for name, baseline_runs, elmo_runs, base, with_elmo in zip(
+                names, cells[::2], cells[1::2], cell_results[::2], cell_results[1::2]):
             task = TASKS[name]
-            by_seed = zip(*([self.runner.results[run.name] for run in cell] for cell in cells[2 * index:2 * index + 2]))
+            at_each_seed = ", ".join(headline_increase(self.runner.results[baseline.name], self.runner.results[elmo.name])
+                                     for baseline, elmo in zip(baseline_runs, elmo_runs))
             rows.append([task.title, f"test {task.metric_name}", test_score(base), test_score(with_elmo),
                          increase(base, with_elmo)]
-                        + ([", ".join(headline_increase(*pair) for pair in by_seed)] if self.plan.extra_seeds else [])
+                        + ([at_each_seed] if self.plan.extra_seeds else [])
                         + [f"{dev_score(base)} / {dev_score(with_elmo)}", task.table1_elmo, self.budget_text(task.name)])
         header = (["task", "metric", "baseline", "+ELMo", "increase (absolute / relative error reduction)"]
                   + (["increase at each seed"] if self.plan.extra_seeds else [])
