@@ -7,9 +7,9 @@ import pytest
 from allennlp.models import Model
 
 from elmo_plugin.elmo import ElmoBiLm, save_bilm
-from tests.tasks.training_helpers import bilm_files, train_config
+from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files, train_config
 
-FIXTURE_OPTIONS = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "elmo", "options.json")
+FIXTURE_OPTIONS, _ = FIXTURE_BILM
 OTHER_BILM_PROJECTION_DIM = 8
 
 
