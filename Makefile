@@ -1,25 +1,50 @@
-# Every target creates the virtual environment first when it is missing (or stale).
-PYTHON ?= $(shell pyenv which python 2>/dev/null || command -v python3.10)
-VENV := .venv
+# Two install profiles (README "Install"):
+#   PROFILE=current        (default) Python 3.12, today's torch, allennlp 2.10.1 without its stale pins
+#   PROFILE=allennlp-2.10  Python 3.10, torch 1.12, AllenNLP 2.10.1's own pins
+# Every target creates the profile's virtual environment first when it is missing (or stale).
+PROFILE ?= current
+ifeq ($(PROFILE),current)
+  PYTHON_VERSION := 3.12
+  VENV ?= .venv
+else ifeq ($(PROFILE),allennlp-2.10)
+  PYTHON_VERSION := 3.10
+  VENV ?= .venv-allennlp-2.10
+else
+  $(error PROFILE must be "current" or "allennlp-2.10", not "$(PROFILE)")
+endif
+# pyenv's interpreter of that version where pyenv has one, else python3.X on the PATH.
+PYTHON ?= $(shell PYENV_VERSION=$(PYTHON_VERSION) pyenv which python 2>/dev/null || command -v python$(PYTHON_VERSION))
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# allennlp-models goes here, off the default import path: AllenNLP imports every installed
+# default plugin into every command, and allennlp-models' NarrativeQA tools then call
+# nltk.download. Tests that need it add this folder themselves (tests/conftest.py).
+ALLENNLP_MODELS_DIR := $(VENV)/allennlp-models
 
-.PHONY: demo test venv clean bench-embed tables
+.PHONY: demo test test-all venv clean bench-embed tables
 
-$(STAMP): setup.cfg setup.py constraints.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -c constraints.txt --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
+$(STAMP): setup.cfg setup.py pyproject.toml requirements/$(PROFILE).txt requirements/$(PROFILE).in
+	@test -n "$(PYTHON)" && "$(PYTHON)" -c 'import sys; sys.exit(sys.version_info[:2] != tuple(map(int, "$(PYTHON_VERSION)".split("."))))' \
+	  || { echo "make: PROFILE=$(PROFILE) needs Python $(PYTHON_VERSION), and none was found" \
+	       "(tried: pyenv's $(PYTHON_VERSION), python$(PYTHON_VERSION) on the PATH)." \
+	       "Install it (pyenv install $(PYTHON_VERSION)) or name it: make PYTHON=/path/to/python$(PYTHON_VERSION)" >&2; exit 1; }
+	@test -x $(BIN)/python || "$(PYTHON)" -m venv $(VENV)
+	bash scripts/install_profile.sh $(PROFILE) $(BIN)/python $(ALLENNLP_MODELS_DIR)
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
 # The main job on the bundled default: embed bundled sentences with the bundled biLM.
 demo: $(STAMP)
-	bash scripts/demo.sh
+	VENV=$(VENV) bash scripts/demo.sh
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
+
+# Both profiles, as CI runs them.
+test-all:
+	$(MAKE) test PROFILE=current
+	$(MAKE) test PROFILE=allennlp-2.10
 
 # The paper's tables in miniature (README "The paper's tables in miniature"), from ../shared/data
 # and the shipped biLM: about 2 h 30 min on 2 cores. Finished runs in runs/ are reused, so an
@@ -33,4 +58,4 @@ bench-embed: $(STAMP)
 	$(BIN)/python benchmarks/embedding_speed.py
 
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf .venv .venv-allennlp-2.10 *.egg-info

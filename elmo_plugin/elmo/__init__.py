@@ -2,10 +2,6 @@
 The ELMo core: the character encoder, the biLM LSTM, the scalar mix, the bilm-tf weight
 format and the `elmo` token embedder. It imports nothing else of `elmo_plugin`.
 """
-from elmo_plugin.elmo.mkl_dispatch import use_avx2_kernels_on_amd
-
-use_avx2_kernels_on_amd()  # before anything runs a matrix product
-
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState

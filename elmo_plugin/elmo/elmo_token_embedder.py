@@ -90,7 +90,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             return self._projection._module.out_features
         return self._elmo.get_output_dim()
 
-    @overrides
+    @overrides(check_signature=False)
     def forward(self, elmo_tokens: torch.Tensor, word_inputs: torch.Tensor = None) -> torch.Tensor:
         """
         # Parameters

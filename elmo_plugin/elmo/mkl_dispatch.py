@@ -1,14 +1,13 @@
 """
-MKL's AVX2 kernels on AMD processors.
+MKL's AVX2 kernels on AMD processors, as an explicit opt-in.
 
-PyTorch 1.12 ships MKL 2020.0, which gives processors that are not Intel's its slow SSE code
-path unless `MKL_DEBUG_CPU_TYPE=5` asks for the AVX2 one (honoured up to that release). On an
-AMD EPYC with AVX2 this makes ELMo's matrix products 2-3x faster with the same results to
-float32 rounding. MKL reads the variable when it first runs, so it is set when this package is
-imported, before any matrix product; a process that already used MKL keeps its path.
-
-Set `ELMO_PLUGIN_KEEP_MKL_DISPATCH=1` to leave MKL's choice alone; a `MKL_DEBUG_CPU_TYPE` that
-is already set is never changed.
+The MKL 2020.0 inside PyTorch 1.12 (the "allennlp-2.10" profile) gives processors that are not
+Intel's its slow SSE code path unless `MKL_DEBUG_CPU_TYPE=5` asks for the AVX2 one; on an AMD
+EPYC with AVX2 that made ELMo's matrix products 2-3x faster with the same results to float32
+rounding. The MKL of current PyTorch ignores the variable. Nothing here runs on import: the
+variable changes every MKL user of the process and of its children, so it is the user's call,
+either in the shell (`MKL_DEBUG_CPU_TYPE=5 allennlp ...`) or with `use_avx2_kernels_on_amd()`
+before the first matrix product.
 """
 import logging
 import os
@@ -16,7 +15,7 @@ from typing import Optional
 
 logger = logging.getLogger(__name__)
 
-OPT_OUT = "ELMO_PLUGIN_KEEP_MKL_DISPATCH"
+VARIABLE = "MKL_DEBUG_CPU_TYPE"
 
 
 def _cpu_description(path: str = "/proc/cpuinfo") -> str:
@@ -28,8 +27,9 @@ def _cpu_description(path: str = "/proc/cpuinfo") -> str:
 
 
 def avx2_dispatch_setting(cpuinfo: Optional[str] = None) -> Optional[str]:
-    """The `MKL_DEBUG_CPU_TYPE` value this machine should run with, or `None` to leave it."""
-    if os.environ.get(OPT_OUT) or "MKL_DEBUG_CPU_TYPE" in os.environ:
+    """The `MKL_DEBUG_CPU_TYPE` value this machine would run faster with, or `None` (not an
+    AMD processor with AVX2 and FMA, or the variable is already set)."""
+    if VARIABLE in os.environ:
         return None
     cpuinfo = _cpu_description() if cpuinfo is None else cpuinfo
     flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
@@ -38,8 +38,13 @@ def avx2_dispatch_setting(cpuinfo: Optional[str] = None) -> Optional[str]:
     return None
 
 
-def use_avx2_kernels_on_amd() -> None:
+def use_avx2_kernels_on_amd() -> bool:
+    """Sets `MKL_DEBUG_CPU_TYPE=5` in this process (and so its children) on an AMD processor
+    with AVX2, unless it is already set. Call it before anything runs a matrix product: MKL
+    reads it once. Returns whether it was set."""
     setting = avx2_dispatch_setting()
-    if setting is not None:
-        os.environ["MKL_DEBUG_CPU_TYPE"] = setting
-        logger.debug("AMD processor with AVX2: MKL_DEBUG_CPU_TYPE=%s", setting)
+    if setting is None:
+        return False
+    os.environ[VARIABLE] = setting
+    logger.info("AMD processor with AVX2: %s=%s for MKL's AVX2 kernels", VARIABLE, setting)
+    return True

@@ -116,7 +116,7 @@ class BilmCorpusReader(DatasetReader):
         check_not_empty(str(file_path), self.statistics)
         logger.info("bilm_corpus %s: %s", file_path, self.statistics.summary())
 
-    @overrides
+    @overrides(check_signature=False)
     def text_to_instance(self, sentence: Union[str, List[str]]) -> Instance:  # type: ignore
         """An instance of one sentence, a string of whitespace-separated tokens or a list."""
         words = sentence.split() if isinstance(sentence, str) else list(sentence)

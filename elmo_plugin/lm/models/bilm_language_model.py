@@ -114,7 +114,7 @@ class BilmLanguageModel(Model):
     def softmax(self) -> SampledSoftmax:
         return self._softmax
 
-    @overrides
+    @overrides(check_signature=False)
     def forward(  # type: ignore
         self,
         tokens: TextFieldTensors,

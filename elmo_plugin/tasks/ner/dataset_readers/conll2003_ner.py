@@ -142,7 +142,7 @@ class Conll2003NerReader(DatasetReader):
             )
         return None
 
-    @overrides
+    @overrides(check_signature=False)
     def text_to_instance(
         self, tokens: Sequence[Union[Token, str]], ner_tags: Optional[List[str]] = None
     ) -> Instance:

@@ -112,7 +112,7 @@ class BiLstmCrfTagger(Model):
         )
         initializer(self)
 
-    @overrides
+    @overrides(check_signature=False)
     def forward(
         self,
         tokens: TextFieldTensors,
@@ -161,7 +161,7 @@ class BiLstmCrfTagger(Model):
             scores[row, positions, torch.tensor(path, dtype=torch.long, device=logits.device)] = 1
         return scores
 
-    @overrides
+    @overrides(check_signature=False)
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Tag ids become tag strings; adds "spans": each entity as `{"label", "start",
         "end", "text"}` with an inclusive token `end`."""

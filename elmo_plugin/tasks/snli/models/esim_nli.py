@@ -142,7 +142,7 @@ class EsimNli(Model):
             "4 * inference_encoder output dim", "output_feedforward input dim",
         )
 
-    @overrides
+    @overrides(check_signature=False)
     def forward(  # type: ignore
         self,
         premise: TextFieldTensors,

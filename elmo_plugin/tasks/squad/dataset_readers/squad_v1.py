@@ -134,7 +134,7 @@ class SquadV1Reader(DatasetReader):
                 action,
             )
 
-    @overrides
+    @overrides(check_signature=False)
     def text_to_instance(  # type: ignore
         self,
         question: str,

@@ -136,7 +136,7 @@ class BidafRc(Model):
         self._squad_metrics = SquadV1EmF1()
         initializer(self)
 
-    @overrides
+    @overrides(check_signature=False)
     def forward(  # type: ignore
         self,
         question: TextFieldTensors,

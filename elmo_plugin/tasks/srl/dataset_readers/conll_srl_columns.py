@@ -120,7 +120,7 @@ class ConllSrlColumnsReader(DatasetReader):
             )
         return cells
 
-    @overrides
+    @overrides(check_signature=False)
     def text_to_instance(  # type: ignore
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:

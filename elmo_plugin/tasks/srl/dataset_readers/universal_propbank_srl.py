@@ -113,7 +113,7 @@ class UniversalPropbankSrlReader(DatasetReader):
             return head_labels_to_bio(heads, predicate_index, labels)
         return head_labels_to_tags(predicate_index, labels)
 
-    @overrides
+    @overrides(check_signature=False)
     def text_to_instance(  # type: ignore
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:

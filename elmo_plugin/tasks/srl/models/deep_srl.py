@@ -127,7 +127,7 @@ class DeepSrl(Model):
                 "dataset reader and the model the same label_mode"
             )
 
-    @overrides
+    @overrides(check_signature=False)
     def forward(  # type: ignore
         self,
         tokens: TextFieldTensors,
@@ -228,7 +228,7 @@ class DeepSrl(Model):
     def _tag_strings(self, tag_ids: List[int]) -> List[str]:
         return [self.vocab.get_token_from_index(i, self._label_namespace) for i in tag_ids]
 
-    @overrides
+    @overrides(check_signature=False)
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Adds `"tags"`: the decoded tag strings of each instance."""
         output_dict["tags"] = [self._tag_strings(ids) for ids in output_dict["predicted_tag_ids"]]

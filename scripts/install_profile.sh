@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the project into a virtual environment with one of the two profiles (README "Install"):
+#   bash scripts/install_profile.sh current|allennlp-2.10 VENV_PYTHON [ALLENNLP_MODELS_DIR]
+# These are the same steps a user can type by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile=$1 python=$2 models_dir=${3:-}
+pin="-c requirements/$profile.txt"
+case $profile in
+  current)
+    # pip cannot loosen allennlp's pins (torch<1.13, spacy<3.4, ...): its real needs, with the
+    # caps that guard real breakages, are requirements/current.in; allennlp goes in without deps.
+    "$python" -m pip install -q $pin -r requirements/current.in
+    "$python" -m pip install -q --no-deps allennlp==2.10.1
+    "$python" -m pip install -q --no-deps -e . ;;
+  allennlp-2.10)
+    "$python" -m pip install -q $pin --upgrade pip setuptools wheel
+    "$python" -m pip install -q $pin -r requirements/allennlp-2.10.in
+    "$python" -m pip install -q $pin -e . ;;
+  *) echo "install_profile.sh: unknown profile '$profile' (current or allennlp-2.10)" >&2; exit 2 ;;
+esac
+if [ -n "$models_dir" ]; then
+  rm -rf "$models_dir"
+  "$python" -m pip install -q --no-deps --target "$models_dir" allennlp-models==2.10.1
+fi
