@@ -148,6 +148,9 @@ def build(which: str, vocab):
     from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 
     if which == "peer":
+        # The Makefile installs allennlp-models off the default import path (its NarrativeQA
+        # tools download NLTK data on import): `make venv`'s folder for it, or an installed one.
+        sys.path.insert(0, os.path.join(sys.prefix, "allennlp-models"))
         import allennlp_models.lm  # noqa: F401
 
     torch.manual_seed(0)

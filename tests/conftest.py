@@ -1,6 +1,7 @@
 import json
 import lzma
 import os
+import sys
 from typing import Callable, List
 
 import pytest
@@ -9,6 +10,8 @@ import torch
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
 SHARED_DATA = os.path.join(os.path.dirname(PROJECT_ROOT), "shared", "data")
+# The Makefile installs allennlp-models here, off the default import path (see the fixture).
+ALLENNLP_MODELS_DIR = os.path.join(sys.prefix, "allennlp-models")
 
 # The helpers assert too; rewritten, their failures show the values as a test's do.
 pytest.register_assert_rewrite("tests.tasks.training_helpers")
@@ -28,6 +31,22 @@ def one_torch_thread():
 def _run_from_project_root(monkeypatch):
     # Configs name data relative to the project root, as the README runs them.
     monkeypatch.chdir(PROJECT_ROOT)
+
+
+@pytest.fixture
+def allennlp_models(monkeypatch) -> str:
+    """Puts allennlp-models on the import path for one test (and its subprocesses), with
+    `nltk.download` stubbed: AllenNLP imports an installed allennlp-models into every command,
+    whose NarrativeQA tools then download NLTK data, so our environments keep it aside."""
+    if not os.path.isdir(os.path.join(ALLENNLP_MODELS_DIR, "allennlp_models")):
+        pytest.fail(f"allennlp-models is not in {ALLENNLP_MODELS_DIR}: `make venv` installs it there")
+    monkeypatch.syspath_prepend(ALLENNLP_MODELS_DIR)
+    paths = [ALLENNLP_MODELS_DIR] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    import nltk
+
+    monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: False)
+    return ALLENNLP_MODELS_DIR
 
 
 @pytest.fixture

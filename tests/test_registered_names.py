@@ -8,7 +8,7 @@ from allennlp.common.plugins import import_plugins
 from allennlp.common.util import import_module_and_submodules
 
 
-def test_plugin_registers_after_allennlp_and_allennlp_models():
+def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):
     import_plugins()  # all of allennlp and allennlp_models, as the `allennlp` command does
     import_module_and_submodules("elmo_plugin")
 
@@ -28,8 +28,9 @@ def test_plugin_registers_after_allennlp_and_allennlp_models():
     assert "elmo" in ours
 
 
-def test_allennlp_models_registers_after_the_plugin():
+def test_allennlp_models_registers_after_the_plugin(allennlp_models):
     code = (
+        "import nltk; nltk.download = lambda *args, **kwargs: False;"
         "from allennlp.common.util import import_module_and_submodules as imp;"
         "imp('elmo_plugin'); imp('allennlp_models'); print('ok')"
     )

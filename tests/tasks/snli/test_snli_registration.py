@@ -1,12 +1,10 @@
-import pytest
 from allennlp.common.util import import_module_and_submodules
 from allennlp.data import DatasetReader
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
 
-def test_snli_names_register_beside_allennlp_models():
-    pytest.importorskip("allennlp_models")
+def test_snli_names_register_beside_allennlp_models(allennlp_models):
     import_module_and_submodules("allennlp_models.pair_classification")
     import_module_and_submodules("elmo_plugin.tasks.snli")
     assert DatasetReader.by_name("snli_jsonl").__name__ == "SnliJsonlReader"
