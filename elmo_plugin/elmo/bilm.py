@@ -100,6 +100,11 @@ class ElmoBiLm(torch.nn.Module):
         keep = (~rows).view(1, 1, -1, 1).to(self._states.hidden.dtype)
         self._states = LstmState(self._states.hidden * keep, self._states.memory * keep)
 
+    def _apply(self, fn, *args, **kwargs):
+        # Carried states stay on the device they were computed on; a moved biLM starts afresh.
+        self.reset_states()
+        return super()._apply(fn, *args, **kwargs)
+
     def options(self) -> Dict[str, Any]:
         """The bilm-tf `options.json` content describing this biLM."""
         encoder, lstm = self.character_encoder, self.lstm

@@ -198,3 +198,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
     def _load_from_state_dict(self, *args, **kwargs) -> None:
         self.clear_cache()
         super()._load_from_state_dict(*args, **kwargs)
+
+    def _apply(self, fn, *args, **kwargs):
+        # A move to another device or dtype (`.to`, `.cuda`, `.half`) leaves the remembered
+        # encodings behind on the old one.
+        self.clear_cache()
+        return super()._apply(fn, *args, **kwargs)
