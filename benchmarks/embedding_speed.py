@@ -94,11 +94,14 @@ def batches(sentences, batch_size):
         yield sentences[start : start + batch_size]
 
 
-def worker(implementation: str, model_dir: str, sentences_file: str, batch_size: int, out: str):
+def worker(implementation: str, model_dir: str, sentences_file: str, batch_size: int, out: str,
+           device: str = "cpu"):
     import torch
     from allennlp.modules.elmo import batch_to_ids
 
     torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))
+    # Exact float32 on a GPU too: cuDNN's convolutions default to TF32 on Ampere and later.
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
     options = os.path.join(model_dir, "options.json")
     weights = os.path.join(model_dir, "weights.hdf5")
     if implementation == "allennlp":
@@ -116,22 +119,28 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
 
         elmo = Elmo(options, weights, 1, dropout=0.0)
         run = lambda ids: elmo.bilm(ids)["activations"]  # noqa: E731
-    elmo.eval()
+    elmo.eval().to(device)
+    synchronize = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     with open(sentences_file) as handle:
         sentences = json.load(handle)
     warm_up, sentences = sentences["warm_up"], sentences["timed"]
     tokens = sum(len(s) for s in sentences)
     checksum = []
     with torch.no_grad():
-        run(batch_to_ids(warm_up))
+        run(batch_to_ids(warm_up).to(device))
         if implementation == "ours":
             elmo.bilm.character_encoder.clear_cache()
+        synchronize()
         start = time.perf_counter()
         for batch in batches(sentences, batch_size):
-            activations = run(batch_to_ids(batch))
+            activations = run(batch_to_ids(batch).to(device))
             checksum.append([float(layer.abs().sum()) for layer in activations])
+        synchronize()
         elapsed = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if device.startswith("cuda"):
+        peak_mb = torch.cuda.max_memory_allocated() / 2**20
+    else:
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     with open(out, "w") as handle:
         json.dump(
             {"tokens_per_s": tokens / elapsed, "seconds": elapsed, "peak_mb": peak_mb,
@@ -152,12 +161,12 @@ def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
     return environment
 
 
-def measure(implementation, model_dir, sentences_file, batch_size, environment) -> Dict:
+def measure(implementation, model_dir, sentences_file, batch_size, environment, device="cpu") -> Dict:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         subprocess.run(
             [sys.executable, __file__, "--worker", implementation, "--model-dir", model_dir,
              "--sentences-file", sentences_file, "--batch-size", str(batch_size),
-             "--out", out.name],
+             "--out", out.name, "--device", device],
             check=True, env=environment,
         )
         with open(out.name) as handle:
@@ -179,18 +188,24 @@ def main():
                         help="sentences per run (default: 256 small, 128 original)")
     parser.add_argument("--mkl-dispatch", choices=["default", "avx2"], default="default",
                         help="MKL kernels for both: MKL's own choice, or AVX2 on AMD processors")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU (peak memory is then the GPU's)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     parser.add_argument("--sentences-file", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.out)
+        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.out, args.device)
         return
     if not os.path.exists(CORPUS):
         sys.exit(f"needs {CORPUS} (../shared/data beside the project root)")
     environment = worker_environment(args.mkl_dispatch)
-    print(f"threads: {os.environ.get('BENCH_THREADS', '2')}, batch size {args.batch_size}, "
+    import platform
+
+    import torch
+
+    print(f"Python {platform.python_version()}, torch {torch.__version__}, device {args.device}; "
+          f"threads: {os.environ.get('BENCH_THREADS', '2')}, batch size {args.batch_size}, "
           f"{args.runs} runs each, medians; corpus {os.path.relpath(CORPUS)}; MKL_DEBUG_CPU_TYPE="
           f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both")
     print("| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
@@ -209,7 +224,8 @@ def main():
             for _ in range(args.runs):
                 for implementation in ("allennlp", "ours"):
                     results[implementation].append(
-                        measure(implementation, model_dir, sentences_file, args.batch_size, environment)
+                        measure(implementation, model_dir, sentences_file, args.batch_size, environment,
+                                args.device)
                     )
         speed = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in results.items()}
         peak = {k: statistics.median(r["peak_mb"] for r in v) for k, v in results.items()}

@@ -9,7 +9,7 @@
 #      gives our vectors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PWD/.venv/bin:$PATH"
+export PATH="$PWD/${VENV:-.venv}/bin:$PATH"
 out=${DEMO_DIR:-runs/demo}
 elmo=pretrained/elmo_wikipedia_512x128
 rm -rf "$out"

@@ -8,6 +8,13 @@ profile=$1 python=$2 models_dir=${3:-}
 pin="-c requirements/$profile.txt"
 case $profile in
   current)
+    # requirements/current.txt pins what was tested on Python 3.12 (numpy 2.5 has no 3.11
+    # build, for one); on another Python, pip resolves requirements/current.in afresh.
+    version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    if [ "$version" != 3.12 ]; then
+      echo "install_profile.sh: Python $version: resolving requirements/current.in without the 3.12 pins" >&2
+      pin=""
+    fi
     # pip cannot loosen allennlp's pins (torch<1.13, spacy<3.4, ...): its real needs, with the
     # caps that guard real breakages, are requirements/current.in; allennlp goes in without deps.
     "$python" -m pip install -q $pin -r requirements/current.in
