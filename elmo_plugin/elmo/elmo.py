@@ -115,13 +115,17 @@ class Elmo(torch.nn.Module, FromParams):
         # Parameters
 
         character_ids : `torch.Tensor`
-            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer.
+            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer, or
+            `(batch_size, ..., num_tokens, 50)` (e.g. passages of sentences), as AllenNLP's
+            `Elmo` accepts; the outputs then keep the leading dimensions.
 
         # Returns
 
         `{"elmo_representations": [(batch_size, num_tokens, dim)] * num_output_representations,
         "mask": (batch_size, num_tokens)}` (two more positions with `keep_sentence_boundaries`).
         """
+        if character_ids.dim() > 3:
+            return self._forward_nested(character_ids)
         if self._activation_cache is not None:
             activations, mask = self._cached_activations(character_ids)
         else:
@@ -136,6 +140,16 @@ class Elmo(torch.nn.Module, FromParams):
         if not self._keep_sentence_boundaries:
             mask = mixed_mask
         return {"elmo_representations": representations, "mask": mask}
+
+    def _forward_nested(self, character_ids: torch.Tensor) -> Dict[str, Any]:
+        leading = character_ids.shape[:-2]
+        output = self.forward(character_ids.reshape(-1, *character_ids.shape[-2:]))
+        return {
+            "elmo_representations": [
+                r.view(*leading, *r.shape[1:]) for r in output["elmo_representations"]
+            ],
+            "mask": output["mask"].view(*leading, -1),
+        }
 
     def _cached_activations(
         self, character_ids: torch.Tensor

@@ -210,3 +210,23 @@ def test_activation_cache_entry_of_the_wrong_size_is_a_clear_error(elmo_options,
     cache._memory[key] = torch.zeros(3, len(sentences[0]) + 2, 256)
     with pytest.raises(ConfigurationError, match=r"activation cache.*\(3, \d+, 256\).*32"):
         elmo(ids)
+
+
+def test_extra_leading_dimensions_as_allennlp(elmo_options, elmo_weights, sentences):
+    elmo = Elmo(elmo_options, elmo_weights, 2, dropout=0.0).eval()
+    ids = batch_to_ids(sentences[:6])
+    with torch.no_grad():
+        flat = elmo(ids)
+        nested = elmo(ids.view(2, 3, *ids.shape[1:]))
+    assert nested["mask"].shape == (2, 3, flat["mask"].size(1))
+    assert torch.equal(nested["mask"].view(6, -1), flat["mask"])
+    for a, b in zip(nested["elmo_representations"], flat["elmo_representations"]):
+        assert a.shape == (2, 3, *b.shape[1:])
+        torch.testing.assert_close(a.reshape(b.shape), b, atol=1e-6, rtol=0)
+
+
+def test_extra_leading_dimensions_through_the_embedder(elmo_options, elmo_weights, sentences):
+    embedder = TokenEmbedder.from_params(embedder_params(elmo_options, elmo_weights)).eval()
+    ids = batch_to_ids(sentences[:4])
+    with torch.no_grad():
+        assert embedder(ids.view(2, 2, *ids.shape[1:])).shape == (2, 2, ids.size(1), 32)
