@@ -185,16 +185,32 @@ class _WeightReader:
         self.handle = handle
         self.weight_file = weight_file
 
+    def get(self, name: str) -> Optional[Any]:
+        """The hdf5 object `name`, or None; a corrupt file is a `ConfigurationError`."""
+        try:
+            return self.handle[name] if name in self.handle else None
+        except (KeyError, RuntimeError, OSError, ValueError) as error:
+            raise self._corrupt(name, error) from error
+
+    def _corrupt(self, name: str, error: Exception) -> ConfigurationError:
+        return ConfigurationError(
+            f"{self.weight_file}: tensor '{name}' cannot be read ({error}); "
+            "is the file truncated or corrupt?"
+        )
+
     def read(self, name: str, expected_shape: Tuple[int, ...]) -> numpy.ndarray:
-        if name not in self.handle:
+        dataset = self.get(name)
+        if dataset is None:
             raise ConfigurationError(f"{self.weight_file}: no tensor '{name}' in the weights")
-        dataset = self.handle[name]
         if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind != "f":
             found = dataset.dtype if isinstance(dataset, h5py.Dataset) else "a group"
             raise ConfigurationError(
                 f"{self.weight_file}: tensor '{name}' holds {found}; expected floating point"
             )
-        value = dataset[...]
+        try:
+            value = dataset[...]
+        except (KeyError, RuntimeError, OSError, ValueError) as error:
+            raise self._corrupt(name, error) from error
         if tuple(value.shape) != tuple(expected_shape):
             raise ConfigurationError(
                 f"{self.weight_file}: tensor '{name}' has shape {tuple(value.shape)} but the "
@@ -236,9 +252,9 @@ def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
 
 def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
     encoder = bilm.character_encoder
-    stored = reader.handle.get("char_embed")
+    stored = reader.get("char_embed")
     # bilm-tf stores 261 characters, or 262 when trained with the padding character.
-    rows = stored.shape[0] if stored is not None else encoder.num_characters
+    rows = stored.shape[0] if isinstance(stored, h5py.Dataset) and stored.ndim else encoder.num_characters
     if rows not in (261, 262) or rows > encoder.num_characters:
         rows = encoder.num_characters
     value = reader.read("char_embed", (rows, encoder.char_embedding_dim))
