@@ -6,8 +6,11 @@ dataset per sentence, named by its 0-based line number, of shape `(L + 1, num_to
 map from each sentence's text to its dataset name, as AllenNLP 0.x's `elmo` command wrote.
 """
 import argparse
+import contextlib
 import json
 import logging
+import os
+import tempfile
 from typing import Iterator, List, Tuple
 
 import h5py
@@ -110,12 +113,13 @@ def embed_file(
     """Embeds every line of `input_file` into `output_file`; returns the number of lines."""
     if output_format not in OUTPUT_FORMATS:
         raise ConfigurationError(f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
+    _refuse_overwriting_input(input_file, output_file)
     bilm.eval()
     if cuda_device >= 0:
         bilm.cuda(cuda_device)
     sentence_to_index = {}
     count = 0
-    with h5py.File(output_file, "w") as out, torch.no_grad():
+    with _replaced_when_complete(output_file) as out, torch.no_grad():
         for batch in Tqdm.tqdm(_batches(input_file, batch_size), desc="embedding batches"):
             for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
                 if not tokens:
@@ -128,13 +132,46 @@ def embed_file(
     return count
 
 
+def _refuse_overwriting_input(input_file: str, output_file: str) -> None:
+    if os.path.exists(output_file) and os.path.samefile(input_file, output_file):
+        raise ConfigurationError(
+            f"output file {output_file} is the input file {input_file}; "
+            "writing it would destroy the input"
+        )
+
+
+@contextlib.contextmanager
+def _replaced_when_complete(output_file: str) -> Iterator[h5py.File]:
+    """An hdf5 file written beside `output_file` and renamed onto it only once complete, so
+    a failure or a kill half-way leaves what was there before intact."""
+    directory = os.path.dirname(os.path.abspath(output_file))
+    handle, partial = tempfile.mkstemp(
+        prefix=f".{os.path.basename(output_file)}.", suffix=".partial", dir=directory
+    )
+    os.close(handle)
+    try:
+        with h5py.File(partial, "w") as out:
+            yield out
+        os.replace(partial, output_file)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
 def _embed_batch(bilm: ElmoBiLm, batch, cuda_device: int) -> List[numpy.ndarray]:
+    if not any(tokens for _, tokens in batch):
+        return _empty_layers(bilm, len(batch))
     ids = batch_to_ids([tokens for _, tokens in batch])
     if cuda_device >= 0:
         ids = ids.cuda(cuda_device)
     # `(L + 1, batch, tokens + 2, dim)`; drop <S> and </S>.
     activations = torch.stack(bilm(ids)["activations"]).cpu().numpy()
     return [activations[:, row, 1 : len(tokens) + 1] for row, (_, tokens) in enumerate(batch)]
+
+
+def _empty_layers(bilm: ElmoBiLm, count: int) -> List[numpy.ndarray]:
+    # batch_to_ids of only empty sentences has no token axis for the biLM to run over.
+    return [numpy.zeros((bilm.num_layers, 0, bilm.get_output_dim()), dtype=numpy.float32)] * count
 
 
 def _format(layers: numpy.ndarray, output_format: str) -> numpy.ndarray:

@@ -14,8 +14,10 @@ _DTYPES = {"float32": torch.float32, "float16": torch.float16}
 class ActivationCache(FromParams):
     """
     Remembers a frozen, stateless biLM's layer activations for each distinct sentence, so
-    that later epochs of a task model skip the biLM. Keys are the sentence's character ids;
-    values are `(2L + 1, num_tokens + 2, dim)` tensors.
+    that later epochs of a task model skip the biLM. Keys are a digest of the biLM (its options
+    and weights, see `bind`) followed by the sentence's character ids, so a directory reused
+    with another biLM never returns that biLM's entries; values are
+    `(L + 1, num_tokens + 2, dim)` tensors.
 
     Entries live in memory, least recently used first out past `max_memory_mb`; with a
     `directory` they also go to an sqlite file there (up to `max_disk_mb`), which outlives
@@ -51,6 +53,7 @@ class ActivationCache(FromParams):
         self._disk_bytes = 0
         self.hits = 0
         self.misses = 0
+        self._bilm_digest: Optional[bytes] = None
         if directory is not None:
             self._open_disk(directory, dtype)
 
@@ -70,7 +73,19 @@ class ActivationCache(FromParams):
     def __len__(self) -> int:
         return len(self._memory)
 
+    def bind(self, bilm_digest: bytes) -> None:
+        """Ties the cache to the biLM whose options and weights give `bilm_digest`; entries
+        are only ever read back for it. A second, different biLM is refused: one `Elmo`
+        would otherwise evict the other's entries (give each its own cache)."""
+        if self._bilm_digest not in (None, bilm_digest):
+            raise ConfigurationError(
+                "this activation_cache already holds another biLM's activations; "
+                "give each Elmo its own activation_cache"
+            )
+        self._bilm_digest = bilm_digest
+
     def get(self, key: bytes) -> Optional[torch.Tensor]:
+        key = self._full_key(key)
         value = self._memory.get(key)
         if value is not None:
             self._memory.move_to_end(key)
@@ -85,10 +100,16 @@ class ActivationCache(FromParams):
         return value
 
     def put(self, key: bytes, activations: torch.Tensor) -> None:
+        key = self._full_key(key)
         value = activations.detach().to(device="cpu", dtype=self.dtype).contiguous()
         self._remember(key, value)
         if self._disk is not None and self._disk_bytes < self.max_disk_bytes:
             self._write_disk(key, value)
+
+    def _full_key(self, key: bytes) -> bytes:
+        if self._bilm_digest is None:
+            raise RuntimeError("ActivationCache.bind(digest) must come before get/put")
+        return self._bilm_digest + key
 
     def _remember(self, key: bytes, value: torch.Tensor) -> None:
         size = value.numel() * value.element_size()

@@ -1,3 +1,5 @@
+import hashlib
+import json
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -155,6 +157,15 @@ class ElmoBiLm(torch.nn.Module):
             use_skip_connections=lstm.get("use_skip_connections", True),
         )
         return cls(encoder, bilstm, stateful=stateful)
+
+    def digest(self) -> bytes:
+        """16 bytes that differ between biLMs of different options or weights."""
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(json.dumps(self.options(), sort_keys=True).encode("utf-8"))
+        for name, tensor in self.state_dict().items():
+            digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode("utf-8"))
+            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        return digest.digest()
 
     def layer_names(self) -> List[str]:
         return ["token"] + [f"lstm_{i + 1}" for i in range(self.lstm.num_layers)]

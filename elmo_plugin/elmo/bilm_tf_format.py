@@ -5,7 +5,7 @@ outputs equal bilm-tf's and AllenNLP's; writing gives files both of them load.
 """
 import json
 import os
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import h5py
 import numpy
@@ -14,6 +14,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
 from elmo_plugin.elmo.bilm import ElmoBiLm
+from elmo_plugin.elmo.character_encoder import _ACTIVATIONS
 
 OPTIONS_NAME = "options.json"
 WEIGHTS_NAME = "weights.hdf5"
@@ -21,6 +22,67 @@ WEIGHTS_NAME = "weights.hdf5"
 _REQUIRED_OPTIONS = {
     "char_cnn": ("embedding", "filters", "n_highway"),
     "lstm": ("dim", "projection_dim", "n_layers"),
+}
+
+
+def _integer(minimum: int) -> Callable[[Any], Optional[str]]:
+    what = "a positive integer" if minimum == 1 else "a non-negative integer"
+
+    def check(value: Any) -> Optional[str]:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+        return None if ok else what
+
+    return check
+
+
+def _number_or_null(value: Any) -> Optional[str]:
+    ok = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    return None if ok else "a number or null"
+
+
+def _boolean(value: Any) -> Optional[str]:
+    return None if isinstance(value, bool) else "true or false"
+
+
+def _embedding(value: Any) -> Optional[str]:
+    ok = isinstance(value, dict) and _integer(1)(value.get("dim")) is None
+    return None if ok else 'an object {"dim": positive integer}'
+
+
+def _filters(value: Any) -> Optional[str]:
+    ok = (
+        isinstance(value, list)
+        and len(value) > 0
+        and all(
+            isinstance(f, list) and len(f) == 2 and all(_integer(1)(n) is None for n in f)
+            for f in value
+        )
+    )
+    return None if ok else "a list of [width, count] pairs of positive integers"
+
+
+def _activation(value: Any) -> Optional[str]:
+    return None if value in _ACTIVATIONS else f"one of {sorted(_ACTIVATIONS)}"
+
+
+# What each option must be, as a check giving what was expected when it is not.
+_OPTION_TYPES = {
+    "char_cnn": {
+        "embedding": _embedding,
+        "filters": _filters,
+        "n_highway": _integer(0),
+        "n_characters": _integer(1),
+        "max_characters_per_token": _integer(1),
+        "activation": _activation,
+    },
+    "lstm": {
+        "dim": _integer(1),
+        "projection_dim": _integer(1),
+        "n_layers": _integer(1),
+        "cell_clip": _number_or_null,
+        "proj_clip": _number_or_null,
+        "use_skip_connections": _boolean,
+    },
 }
 
 
@@ -37,15 +99,31 @@ def read_options(options_file: str) -> Dict[str, Any]:
         ) from error
     except UnicodeDecodeError as error:
         raise ConfigurationError(f"{options_file}: not UTF-8 text; expected an options.json")
+    _check_options(options, options_file)
+    return options
+
+
+def _check_options(options: Any, options_file: str) -> None:
+    if not isinstance(options, dict):
+        raise ConfigurationError(
+            f"{options_file}: expected a JSON object (a bilm-tf options.json), "
+            f"got a {type(options).__name__}"
+        )
     for section, keys in _REQUIRED_OPTIONS.items():
         if not isinstance(options.get(section), dict):
             raise ConfigurationError(f"{options_file}: missing the '{section}' section")
         for key in keys:
             if key not in options[section]:
                 raise ConfigurationError(f"{options_file}: '{section}' has no '{key}'")
+        for key, check in _OPTION_TYPES[section].items():
+            expected = check(options[section][key]) if key in options[section] else None
+            if expected is not None:
+                raise ConfigurationError(
+                    f"{options_file}: '{section}'.'{key}' expected {expected}, "
+                    f"got {options[section][key]!r}"
+                )
     if options.get("bidirectional") is False:
         raise ConfigurationError(f"{options_file}: a unidirectional LM cannot give ELMo vectors")
-    return options
 
 
 def load_bilm(
@@ -107,14 +185,42 @@ class _WeightReader:
         self.handle = handle
         self.weight_file = weight_file
 
+    def get(self, name: str) -> Optional[Any]:
+        """The hdf5 object `name`, or None; a corrupt file is a `ConfigurationError`."""
+        try:
+            return self.handle[name] if name in self.handle else None
+        except (KeyError, RuntimeError, OSError, ValueError) as error:
+            raise self._corrupt(name, error) from error
+
+    def _corrupt(self, name: str, error: Exception) -> ConfigurationError:
+        return ConfigurationError(
+            f"{self.weight_file}: tensor '{name}' cannot be read ({error}); "
+            "is the file truncated or corrupt?"
+        )
+
     def read(self, name: str, expected_shape: Tuple[int, ...]) -> numpy.ndarray:
-        if name not in self.handle:
+        dataset = self.get(name)
+        if dataset is None:
             raise ConfigurationError(f"{self.weight_file}: no tensor '{name}' in the weights")
-        value = self.handle[name][...]
+        if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind != "f":
+            found = dataset.dtype if isinstance(dataset, h5py.Dataset) else "a group"
+            raise ConfigurationError(
+                f"{self.weight_file}: tensor '{name}' holds {found}; expected floating point"
+            )
+        try:
+            value = dataset[...]
+        except (KeyError, RuntimeError, OSError, ValueError) as error:
+            raise self._corrupt(name, error) from error
         if tuple(value.shape) != tuple(expected_shape):
             raise ConfigurationError(
                 f"{self.weight_file}: tensor '{name}' has shape {tuple(value.shape)} but the "
                 f"options ask for {tuple(expected_shape)}"
+            )
+        bad = value.size - int(numpy.isfinite(value).sum())
+        if bad:
+            raise ConfigurationError(
+                f"{self.weight_file}: tensor '{name}' has {bad} non-finite (NaN or infinite) "
+                f"values; expected finite weights"
             )
         return value
 
@@ -146,9 +252,9 @@ def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
 
 def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
     encoder = bilm.character_encoder
-    stored = reader.handle.get("char_embed")
+    stored = reader.get("char_embed")
     # bilm-tf stores 261 characters, or 262 when trained with the padding character.
-    rows = stored.shape[0] if stored is not None else encoder.num_characters
+    rows = stored.shape[0] if isinstance(stored, h5py.Dataset) and stored.ndim else encoder.num_characters
     if rows not in (261, 262) or rows > encoder.num_characters:
         rows = encoder.num_characters
     value = reader.read("char_embed", (rows, encoder.char_embedding_dim))

@@ -4,6 +4,7 @@ import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
 from allennlp.nn.util import remove_sentence_boundaries
+from overrides import overrides
 
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
@@ -83,6 +84,7 @@ class Elmo(torch.nn.Module, FromParams):
         self._bilm = bilm
         self._keep_sentence_boundaries = keep_sentence_boundaries
         self._activation_cache = activation_cache
+        self._bilm_digest: Optional[bytes] = None
         self._scalar_mixes = torch.nn.ModuleList(
             ScalarMix(
                 bilm.num_layers,
@@ -113,13 +115,17 @@ class Elmo(torch.nn.Module, FromParams):
         # Parameters
 
         character_ids : `torch.Tensor`
-            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer.
+            `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer, or
+            `(batch_size, ..., num_tokens, 50)` (e.g. passages of sentences), as AllenNLP's
+            `Elmo` accepts; the outputs then keep the leading dimensions.
 
         # Returns
 
         `{"elmo_representations": [(batch_size, num_tokens, dim)] * num_output_representations,
         "mask": (batch_size, num_tokens)}` (two more positions with `keep_sentence_boundaries`).
         """
+        if character_ids.dim() > 3:
+            return self._forward_nested(character_ids)
         if self._activation_cache is not None:
             activations, mask = self._cached_activations(character_ids)
         else:
@@ -135,16 +141,29 @@ class Elmo(torch.nn.Module, FromParams):
             mask = mixed_mask
         return {"elmo_representations": representations, "mask": mask}
 
+    def _forward_nested(self, character_ids: torch.Tensor) -> Dict[str, Any]:
+        leading = character_ids.shape[:-2]
+        output = self.forward(character_ids.reshape(-1, *character_ids.shape[-2:]))
+        return {
+            "elmo_representations": [
+                r.view(*leading, *r.shape[1:]) for r in output["elmo_representations"]
+            ],
+            "mask": output["mask"].view(*leading, -1),
+        }
+
     def _cached_activations(
         self, character_ids: torch.Tensor
     ) -> Tuple[List[torch.Tensor], torch.BoolTensor]:
         cache = self._activation_cache
+        if self._bilm_digest is None:
+            self._bilm_digest = self._bilm.digest()
+        cache.bind(self._bilm_digest)
         lengths = (character_ids > 0).any(dim=-1).sum(dim=1).tolist()
         keys = [
             character_ids[row, :length].to(torch.int16).cpu().numpy().tobytes()
             for row, length in enumerate(lengths)
         ]
-        found = [cache.get(key) for key in keys]
+        found = [self._checked(cache.get(key), length) for key, length in zip(keys, lengths)]
         missing = [row for row, value in enumerate(found) if value is None]
         if missing:
             longest = max(lengths[row] for row in missing)
@@ -154,6 +173,21 @@ class Elmo(torch.nn.Module, FromParams):
                 found[row] = stacked[:, i, : lengths[row] + 2]
                 cache.put(keys[row], found[row])
         return self._pad_activations(found, lengths, character_ids)
+
+    def _checked(self, value: Optional[torch.Tensor], length: int) -> Optional[torch.Tensor]:
+        expected = (self._bilm.num_layers, length + 2, self.get_output_dim())
+        if value is not None and tuple(value.shape) != expected:
+            raise ConfigurationError(
+                f"an activation cache entry has shape {tuple(value.shape)} but this biLM gives "
+                f"{expected}; is the cache corrupt? delete its directory to start afresh"
+            )
+        return value
+
+    @overrides
+    def _load_from_state_dict(self, *args, **kwargs) -> None:
+        # New weights are another biLM as far as the activation cache is concerned.
+        self._bilm_digest = None
+        super()._load_from_state_dict(*args, **kwargs)
 
     def _pad_activations(
         self, per_sentence: List[torch.Tensor], lengths: List[int], like: torch.Tensor

@@ -66,7 +66,9 @@ class ScalarMix(torch.nn.Module):
         self, tensors: List[torch.Tensor], mask: Optional[torch.BoolTensor] = None
     ) -> torch.Tensor:
         if len(tensors) != self.mixture_size:
-            raise ValueError(f"ScalarMix expects {self.mixture_size} layers, got {len(tensors)}")
+            raise ConfigurationError(
+                f"ScalarMix expects {self.mixture_size} layers, got {len(tensors)}"
+            )
         if self.do_layer_norm and mask is None:
             raise ValueError("ScalarMix needs the mask to layer-normalise")
         weights = self.normalized_weights()

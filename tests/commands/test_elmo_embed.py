@@ -67,3 +67,40 @@ def test_non_utf8_input_names_the_line(tmp_path, elmo_options, elmo_weights):
     text.write_bytes(b"fine line\nbad \xff\xfe bytes\n")
     with pytest.raises(ConfigurationError, match=r"in.txt, line 2: not UTF-8"):
         embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
+
+
+def test_a_failure_half_way_leaves_the_previous_output_intact(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    output = tmp_path / "o.hdf5"
+    bilm = load_bilm(elmo_options, elmo_weights)
+    text.write_text("a good line\n")
+    embed_file(bilm, str(text), str(output))
+    previous = output.read_bytes()
+    text.write_bytes(b"a good line\n" * 5 + b"bad \xff\n")
+    with pytest.raises(ConfigurationError, match="line 6"):
+        embed_file(bilm, str(text), str(output), batch_size=2)
+    assert output.read_bytes() == previous
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.hdf5"]
+
+
+def test_output_equal_to_the_input_is_refused_also_through_a_symlink(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "same.txt"
+    text.write_text("a b c\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(text)
+    bilm = load_bilm(elmo_options, elmo_weights)
+    for output in (text, link, tmp_path / "." / "same.txt"):
+        with pytest.raises(ConfigurationError, match="is the input"):
+            embed_file(bilm, str(text), str(output))
+    assert text.read_text() == "a b c\n"
+
+
+def test_a_batch_of_only_blank_lines(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_text("a b\n" * 3 + "\n" * 4 + "c\n" + "\n")
+    count = embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"),
+                       batch_size=3)
+    assert count == 9
+    with h5py.File(tmp_path / "o.hdf5") as written:
+        assert [written[str(i)].shape for i in range(9)] == (
+            [(3, 2, 32)] * 3 + [(3, 0, 32)] * 4 + [(3, 1, 32), (3, 0, 32)])

@@ -1,6 +1,7 @@
 import json
 
 import h5py
+import numpy
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -117,3 +118,55 @@ def test_random_biLM_of_any_size_roundtrips(tmp_path):
     with torch.no_grad():
         for a, b in zip(bilm(ids)["activations"], again(ids)["activations"]):
             torch.testing.assert_close(a, b)
+
+
+def _weights_with(elmo_weights, path, name, value):
+    with h5py.File(elmo_weights, "r") as source, h5py.File(path, "w") as target:
+        for key in source:
+            source.copy(key, target)
+        del target[name]
+        target[name] = value
+    return str(path)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_weights_with_nan_or_inf_are_refused_naming_the_tensor(elmo_options, elmo_weights, tmp_path, bad):
+    with h5py.File(elmo_weights, "r") as source:
+        value = source["CNN_proj/W_proj"][...]
+    value[1, 2] = bad
+    path = _weights_with(elmo_weights, tmp_path / "w.hdf5", "CNN_proj/W_proj", value)
+    with pytest.raises(ConfigurationError, match=r"w.hdf5: tensor 'CNN_proj/W_proj' has 1 non-finite"):
+        load_bilm(elmo_options, path)
+
+
+def test_weights_dataset_of_strings_names_the_tensor_and_type(elmo_options, elmo_weights, tmp_path):
+    path = _weights_with(elmo_weights, tmp_path / "w.hdf5", "CNN_proj/b_proj",
+                         numpy.array([b"x"] * 16))
+    with pytest.raises(ConfigurationError, match=r"w.hdf5: tensor 'CNN_proj/b_proj'.*expected floating"):
+        load_bilm(elmo_options, path)
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda o: o["lstm"].update(projection_dim="16"), r"'lstm'.'projection_dim'.*expected a positive integer, got '16'"),
+    (lambda o: o["lstm"].update(n_layers=-1), r"'lstm'.'n_layers'.*expected a positive integer"),
+    (lambda o: o["lstm"].update(cell_clip="3"), r"'lstm'.'cell_clip'.*expected a number"),
+    (lambda o: o["char_cnn"].update(filters=[[1, 4], [2]]), r"'char_cnn'.'filters'.*expected a list of \[width, count\]"),
+    (lambda o: o["char_cnn"].update(filters="[[1, 4]]"), r"'char_cnn'.'filters'.*expected a list of \[width, count\]"),
+    (lambda o: o["char_cnn"].update(embedding=4), r"'char_cnn'.'embedding'.*expected .*\"dim\""),
+    (lambda o: o["char_cnn"].update(activation="gelu"), r"'char_cnn'.'activation'.*expected one of"),
+    (lambda o: o["lstm"].update(use_skip_connections="yes"), r"'lstm'.'use_skip_connections'.*expected true or false"),
+])
+def test_malformed_options_name_the_field_and_the_expected_type(elmo_options, tmp_path, change, match):
+    options = json.load(open(elmo_options))
+    change(options)
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError, match="options.json: " + match):
+        load_bilm(str(path), None)
+
+
+def test_options_that_are_a_json_array(tmp_path):
+    path = tmp_path / "options.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ConfigurationError, match=r"options.json: expected a JSON object.*got a list"):
+        read_options(str(path))

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 import torch
 from allennlp.common import Params
@@ -9,7 +11,7 @@ from allennlp.modules.elmo import batch_to_ids
 from allennlp.modules.text_field_embedders import TextFieldEmbedder
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from elmo_plugin.elmo import ActivationCache, Elmo, ElmoTokenEmbedder, elmo_layer_weight_metrics
+from elmo_plugin.elmo import ActivationCache, Elmo, ElmoBiLm, ElmoTokenEmbedder, elmo_layer_weight_metrics
 
 
 def embedder_params(elmo_options, elmo_weights, **extra):
@@ -151,3 +153,80 @@ def test_batch_of_one_and_empty_sentences(elmo_options, elmo_weights):
 def test_zero_output_representations_is_refused(elmo_options, elmo_weights):
     with pytest.raises(ConfigurationError, match="at least 1"):
         Elmo(elmo_options, elmo_weights, num_output_representations=0)
+
+
+def _other_bilm(elmo_options, projection_dim=None):
+    with open(elmo_options) as handle:
+        options = json.load(handle)
+    if projection_dim is not None:
+        options["lstm"]["projection_dim"] = projection_dim
+    torch.manual_seed(7)
+    return ElmoBiLm.from_options(options)
+
+
+def test_activation_cache_directory_is_never_read_by_another_biLM_of_the_same_shape(
+        elmo_options, elmo_weights, sentences, tmp_path):
+    ids = batch_to_ids(sentences[:4])
+    first = Elmo(elmo_options, elmo_weights, dropout=0.0,
+                 activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    other_bilm = _other_bilm(elmo_options)
+    plain_other = Elmo(bilm=other_bilm, dropout=0.0).eval()
+    reused = Elmo(bilm=other_bilm, dropout=0.0,
+                  activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    with torch.no_grad():
+        first(ids)
+        expected = plain_other(ids)["elmo_representations"][0]
+        got = reused(ids)["elmo_representations"][0]
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)
+
+
+def test_activation_cache_directory_reused_by_a_biLM_of_another_size(
+        elmo_options, elmo_weights, sentences, tmp_path):
+    ids = batch_to_ids(sentences[:4])
+    Elmo(elmo_options, elmo_weights, activation_cache=ActivationCache(directory=str(tmp_path))).eval()(ids)
+    bigger = _other_bilm(elmo_options, projection_dim=32)
+    expected = Elmo(bilm=bigger, dropout=0.0).eval()(ids)["elmo_representations"][0]
+    reused = Elmo(bilm=bigger, dropout=0.0,
+                  activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(reused(ids)["elmo_representations"][0], expected, atol=1e-6, rtol=0)
+
+
+def test_one_activation_cache_shared_by_two_biLMs_is_a_clear_error(elmo_options, elmo_weights, sentences):
+    cache = ActivationCache()
+    ids = batch_to_ids(sentences[:2])
+    Elmo(elmo_options, elmo_weights, activation_cache=cache).eval()(ids)
+    other = Elmo(bilm=_other_bilm(elmo_options), activation_cache=cache).eval()
+    with pytest.raises(ConfigurationError, match="another biLM"):
+        other(ids)
+
+
+def test_activation_cache_entry_of_the_wrong_size_is_a_clear_error(elmo_options, elmo_weights, sentences):
+    cache = ActivationCache()
+    elmo = Elmo(elmo_options, elmo_weights, activation_cache=cache).eval()
+    ids = batch_to_ids(sentences[:1])
+    elmo(ids)
+    key = next(iter(cache._memory))
+    cache._memory[key] = torch.zeros(3, len(sentences[0]) + 2, 256)
+    with pytest.raises(ConfigurationError, match=r"activation cache.*\(3, \d+, 256\).*32"):
+        elmo(ids)
+
+
+def test_extra_leading_dimensions_as_allennlp(elmo_options, elmo_weights, sentences):
+    elmo = Elmo(elmo_options, elmo_weights, 2, dropout=0.0).eval()
+    ids = batch_to_ids(sentences[:6])
+    with torch.no_grad():
+        flat = elmo(ids)
+        nested = elmo(ids.view(2, 3, *ids.shape[1:]))
+    assert nested["mask"].shape == (2, 3, flat["mask"].size(1))
+    assert torch.equal(nested["mask"].view(6, -1), flat["mask"])
+    for a, b in zip(nested["elmo_representations"], flat["elmo_representations"]):
+        assert a.shape == (2, 3, *b.shape[1:])
+        torch.testing.assert_close(a.reshape(b.shape), b, atol=1e-6, rtol=0)
+
+
+def test_extra_leading_dimensions_through_the_embedder(elmo_options, elmo_weights, sentences):
+    embedder = TokenEmbedder.from_params(embedder_params(elmo_options, elmo_weights)).eval()
+    ids = batch_to_ids(sentences[:4])
+    with torch.no_grad():
+        assert embedder(ids.view(2, 2, *ids.shape[1:])).shape == (2, 2, ids.size(1), 32)

@@ -65,3 +65,8 @@ def test_config_regularizer_is_lambda_times_squared_weights():
     penalty.backward()
     # The gradient pulls the weights towards zero, i.e. the softmax towards the average.
     assert torch.all(torch.sign(model.scalar_mixes[0].scalar_parameters.grad) == torch.tensor([1.0, -1.0, 1.0]))
+
+
+def test_wrong_number_of_layers_is_a_configuration_error_as_in_allennlp():
+    with pytest.raises(ConfigurationError, match="3 layers, got 2"):
+        ScalarMix(3)([torch.zeros(1, 2, 4)] * 2)

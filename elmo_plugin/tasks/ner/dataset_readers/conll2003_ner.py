@@ -2,7 +2,6 @@ import logging
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import MetadataField, SequenceLabelField, TextField
 from allennlp.data.instance import Instance
@@ -10,6 +9,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
+from elmo_plugin.tasks.reading import require_some, text_lines
 from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
 
 logger = logging.getLogger(__name__)
@@ -71,14 +71,12 @@ class Conll2003NerReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
-        path = cached_path(file_path)
-        logger.info("Reading CoNLL-2003 NER sentences from %s", path)
-        with open(path, encoding="utf-8") as lines:
-            sentences = self._sentences(lines, file_path)
-            for sentence in self.shard_iterable(sentences):
-                tokens = [Token(row[0]) for row in sentence.rows]
-                tags = [row[3] for row in sentence.rows]
-                yield self.text_to_instance(tokens, tags)
+        logger.info("Reading CoNLL-2003 NER sentences from %s", file_path)
+        sentences = self._sentences(text_lines(file_path), file_path)
+        for sentence in self.shard_iterable(require_some(sentences, file_path, "sentences")):
+            tokens = [Token(row[0]) for row in sentence.rows]
+            tags = [row[3] for row in sentence.rows]
+            yield self.text_to_instance(tokens, tags)
 
     def _sentences(self, lines: Iterable[str], file_path: str) -> Iterator[Sentence]:
         """The sentences of the file, checked, with `-DOCSTART-` lines and blank lines as

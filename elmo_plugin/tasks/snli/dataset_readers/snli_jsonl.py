@@ -3,16 +3,18 @@ import logging
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, LabelField, MetadataField, TextField
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
 from overrides import overrides
 
+from elmo_plugin.tasks.reading import require_some, text_lines
+
 logger = logging.getLogger(__name__)
 
 NO_GOLD_LABEL = "-"
+SNLI_LABELS = ("entailment", "neutral", "contradiction")
 
 
 @DatasetReader.register("snli_jsonl")
@@ -35,6 +37,9 @@ class SnliJsonlReader(DatasetReader):
         Used for both sentences; ELMo models expect an `elmo_characters` indexer under the
         key `"elmo"`.
     tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)
+    labels : `List[str]`, optional (default = `["entailment", "neutral", "contradiction"]`)
+        The gold labels a pair may have; another label is an error naming the file and line.
+        `None` accepts any label.
     **kwargs
         Passed to `DatasetReader` (e.g. `max_instances`).
     """
@@ -43,6 +48,7 @@ class SnliJsonlReader(DatasetReader):
         self,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         tokenizer: Optional[Tokenizer] = None,
+        labels: Optional[List[str]] = list(SNLI_LABELS),
         **kwargs,
     ) -> None:
         super().__init__(
@@ -50,16 +56,19 @@ class SnliJsonlReader(DatasetReader):
         )
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._tokenizer = tokenizer or WhitespaceTokenizer()
+        self._labels = None if labels is None else set(labels)
         self.num_skipped_without_label = 0
 
     @overrides
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.num_skipped_without_label = 0
-        for line_number, record in self.shard_iterable(self._records(file_path)):
-            label = record.get("gold_label")
-            if label is None or label == NO_GOLD_LABEL:
-                self.num_skipped_without_label += 1
-                continue
+        pairs = require_some(
+            self._labelled_records(file_path),
+            file_path,
+            "pairs with a gold label",
+            lambda: f"{self.num_skipped_without_label} skipped without one ('-' or no gold_label)",
+        )
+        for line_number, record in self.shard_iterable(pairs):
             where = f"{file_path}, line {line_number}"
             yield self.text_to_instance(
                 _string_field(record, "sentence1", where),
@@ -71,11 +80,21 @@ class SnliJsonlReader(DatasetReader):
             "%s: skipped %d pairs without a gold label", file_path, self.num_skipped_without_label
         )
 
-    def _records(self, file_path: str) -> Iterable[Tuple[int, Dict[str, Any]]]:
-        with open(cached_path(file_path), "rb") as data_file:
-            for line_number, raw_line in enumerate(data_file, start=1):
-                if raw_line.strip():
-                    yield line_number, _parse_record(raw_line, file_path, line_number)
+    def _labelled_records(self, file_path: str) -> Iterable[Tuple[int, Dict[str, Any]]]:
+        for line_number, line in enumerate(text_lines(file_path), start=1):
+            if not line.strip():
+                continue
+            record = _parse_record(line, file_path, line_number)
+            label = record.get("gold_label")
+            if label is None or label == NO_GOLD_LABEL:
+                self.num_skipped_without_label += 1
+                continue
+            if self._labels is not None and label not in self._labels:
+                raise ConfigurationError(
+                    f"{file_path}, line {line_number}: gold_label {label!r} is not a label of "
+                    f"the task; expected one of {sorted(self._labels)} (or '-' for none)"
+                )
+            yield line_number, record
 
     @overrides(check_signature=False)
     def text_to_instance(  # type: ignore
@@ -111,12 +130,10 @@ class SnliJsonlReader(DatasetReader):
         return tokens
 
 
-def _parse_record(raw_line: bytes, file_path: str, line_number: int) -> Dict[str, Any]:
+def _parse_record(line: str, file_path: str, line_number: int) -> Dict[str, Any]:
     where = f"{file_path}, line {line_number}"
     try:
-        record = json.loads(raw_line.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ConfigurationError(f"{where}: not UTF-8 text ({error})") from error
+        record = json.loads(line)
     except json.JSONDecodeError as error:
         raise ConfigurationError(f"{where}: expected one JSON object a line ({error})") from error
     if not isinstance(record, dict):

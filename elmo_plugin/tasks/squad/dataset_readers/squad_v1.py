@@ -10,6 +10,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer
 from overrides import overrides
 
+from elmo_plugin.tasks.reading import require_some
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 from elmo_plugin.tasks.squad.dataset_readers.spacy_rules_tokenizer import SpacyRulesTokenizer
 
@@ -74,7 +75,8 @@ class SquadV1Reader(DatasetReader):
     def _read(self, file_path: str) -> Iterable[Instance]:
         data = load_squad_json(cached_path(file_path), file_path)
         self.counts = Counter()
-        records = self.shard_iterable(iterate_questions(data, file_path))
+        questions = require_some(iterate_questions(data, file_path), file_path, "questions")
+        records = self.shard_iterable(questions)
         passage_cache: Tuple[Optional[str], List[Token]] = (None, [])
         for record in records:
             context = record["context"]
@@ -207,7 +209,7 @@ def load_squad_json(local_path: str, file_path: str) -> List[Dict[str, Any]]:
     with open(local_path, "rb") as file:
         raw = file.read()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise ValueError(

@@ -3,12 +3,12 @@ import re
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from overrides import overrides
 
+from elmo_plugin.tasks.reading import require_some, text_lines
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
 
 logger = logging.getLogger(__name__)
@@ -71,11 +71,10 @@ class ConllSrlColumnsReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
-        file_path = cached_path(file_path)
-        with open(file_path, encoding="utf-8") as conll_file:
-            logger.info("Reading CoNLL SRL instances from %s", file_path)
-            for rows in self.shard_iterable(_sentences(conll_file)):
-                yield from self._sentence_instances(rows, file_path)
+        logger.info("Reading CoNLL SRL instances from %s", file_path)
+        sentences = require_some(_sentences(text_lines(file_path)), file_path, "sentences")
+        for rows in self.shard_iterable(sentences):
+            yield from self._sentence_instances(rows, file_path)
 
     def _sentence_instances(
         self, rows: List[Tuple[int, List[str]]], file_path: str

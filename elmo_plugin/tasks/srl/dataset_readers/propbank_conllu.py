@@ -2,7 +2,7 @@
 Parsing of Universal PropBank files: CoNLL-U with a predicate column (11) and one argument
 column per predicate (12 ...), argument labels on the arguments' syntactic head words.
 """
-from typing import Iterator, List, Optional, TextIO
+from typing import Iterable, Iterator, List, Optional
 
 from allennlp.common.checks import ConfigurationError
 
@@ -54,9 +54,9 @@ class _TokenLine:
         self.columns = columns
 
 
-def read_propbank_conllu(file: TextIO, file_name: str) -> Iterator[PropbankSentence]:
+def read_propbank_conllu(file: Iterable[str], file_name: str) -> Iterator[PropbankSentence]:
     """
-    Yields the sentences of an open Universal PropBank file. Sentences without predicates
+    Yields the sentences of the lines of a Universal PropBank file. Sentences without predicates
     are yielded too (with no predicates). Raises `ConfigurationError` naming `file_name`
     and the line on malformed input.
     """

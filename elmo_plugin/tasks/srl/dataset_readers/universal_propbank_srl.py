@@ -2,7 +2,6 @@ import logging
 from typing import Dict, Iterable, List, Optional
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
@@ -17,6 +16,7 @@ from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
     PropbankSentence,
     read_propbank_conllu,
 )
+from elmo_plugin.tasks.reading import require_some, text_lines
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
 
 logger = logging.getLogger(__name__)
@@ -83,12 +83,10 @@ class UniversalPropbankSrlReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
-        file_path = cached_path(file_path)
-        with open(file_path, encoding="utf-8") as conllu_file:
-            logger.info("Reading Universal PropBank SRL instances from %s", file_path)
-            sentences = read_propbank_conllu(conllu_file, file_path)
-            for sentence in self.shard_iterable(sentences):
-                yield from self._sentence_instances(sentence, file_path)
+        logger.info("Reading Universal PropBank SRL instances from %s", file_path)
+        sentences = read_propbank_conllu(text_lines(file_path), file_path)
+        for sentence in self.shard_iterable(require_some(sentences, file_path, "sentences")):
+            yield from self._sentence_instances(sentence, file_path)
 
     def _sentence_instances(
         self, sentence: PropbankSentence, file_path: str

@@ -1,0 +1,48 @@
+"""
+What every task reader does with a file the same way: decode it line by line (a UTF-8 BOM
+dropped, a bad byte named by file and line) and refuse a file that gives nothing to train on.
+"""
+from typing import Callable, Iterable, Iterator, TypeVar
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.file_utils import cached_path
+
+T = TypeVar("T")
+
+_BOM = "\ufeff"
+
+
+def text_lines(file_path: str) -> Iterator[str]:
+    """The lines of the UTF-8 text file `file_path` (a URL or a local path), without a
+    leading BOM; a line that is not UTF-8 is a `ConfigurationError` naming file and line."""
+    with open(cached_path(file_path), "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ConfigurationError(
+                    f"{file_path}, line {line_number}: not UTF-8 ({error.reason} at byte "
+                    f"{error.start} of the line); expected UTF-8 text"
+                ) from error
+            yield line[1:] if line_number == 1 and line.startswith(_BOM) else line
+
+
+def require_some(
+    items: Iterable[T], file_path: str, what: str, why_none: Callable[[], str] = lambda: ""
+) -> Iterator[T]:
+    """Yields `items`; when there were none, raises a `ConfigurationError` naming `file_path`,
+    `what` was expected and `why_none()` (e.g. how many were skipped and why), so an empty or
+    unusable file stops a run before training instead of training on nothing.
+
+    Readers wrap what they read before `shard_iterable`, so that the whole file is judged, not
+    one worker's share of it."""
+    count = 0
+    for item in items:
+        count += 1
+        yield item
+    if count == 0:
+        reason = why_none()
+        raise ConfigurationError(
+            f"{file_path}: no {what} found{'; ' + reason if reason else ''}; "
+            "expected at least one"
+        )

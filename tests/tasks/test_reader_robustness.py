@@ -1,0 +1,79 @@
+"""Bad input to every task reader fails loudly, naming the file (and line), before any training."""
+import pytest
+from allennlp.common.checks import ConfigurationError
+
+from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
+from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
+
+from tests.conftest import FIXTURES
+
+READERS = {
+    "ner": (Conll2003NerReader, "ner/dev.txt"),
+    "snli": (SnliJsonlReader, "snli/dev.jsonl"),
+    "squad": (SquadV1Reader, "squad/tiny_train.json"),
+    "srl_columns": (ConllSrlColumnsReader, "srl/conll2005_style.txt"),
+    "srl_conllu": (UniversalPropbankSrlReader, "srl/up_english_ewt_train_slice.conllu"),
+}
+LINE_READERS = ["ner", "snli", "srl_columns", "srl_conllu"]
+
+
+def fixture_bytes(name):
+    with open(f"{FIXTURES}/{READERS[name][1]}", "rb") as handle:
+        return handle.read()
+
+
+def read(name, path, **kwargs):
+    return list(READERS[name][0](**kwargs).read(str(path)))
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n"])
+def test_an_empty_or_blank_file_is_an_error_naming_it(tmp_path, name, content):
+    path = tmp_path / "empty.data"
+    path.write_bytes(content)
+    with pytest.raises((ConfigurationError, ValueError), match=r"empty.data.*(no |not valid|invalid JSON)"):
+        read(name, path)
+
+
+def test_squad_with_no_articles_is_an_error_naming_the_file(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text('{"version": "1.1", "data": []}')
+    with pytest.raises((ConfigurationError, ValueError), match=r"empty.json: no questions"):
+        read("squad", path)
+
+
+def test_snli_with_every_pair_unlabelled_says_why_it_has_nothing(tmp_path):
+    path = tmp_path / "unlabelled.jsonl"
+    path.write_text('{"gold_label": "-", "sentence1": "a b", "sentence2": "c d"}\n' * 3)
+    with pytest.raises(ConfigurationError, match=r"unlabelled.jsonl: no pairs with a gold label.*3 skipped"):
+        read("snli", path)
+
+
+def test_snli_label_outside_the_label_set_names_file_and_line(tmp_path):
+    path = tmp_path / "maybe.jsonl"
+    path.write_text('{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
+                    '{"gold_label": "maybe", "sentence1": "a b", "sentence2": "c d"}\n')
+    with pytest.raises(ConfigurationError, match=r"maybe.jsonl, line 2: .*'maybe'.*expected one of"):
+        read("snli", path)
+    assert len(read("snli", path, labels=None)) == 2
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_utf8_bom_is_dropped(tmp_path, name):
+    path = tmp_path / "bom.data"
+    path.write_bytes(b"\xef\xbb\xbf" + fixture_bytes(name))
+    with_bom = read(name, path)
+    plain = read(name, f"{FIXTURES}/{READERS[name][1]}")
+    assert [str(i) for i in with_bom] == [str(i) for i in plain]
+
+
+@pytest.mark.parametrize("name", LINE_READERS)
+def test_a_decoding_error_names_file_and_line(tmp_path, name):
+    lines = fixture_bytes(name).split(b"\n")
+    lines[2] = lines[2][:3] + b"\xff\xfe" + lines[2][3:]
+    path = tmp_path / "bad.data"
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(ConfigurationError, match=r"bad.data, line 3: not UTF-8"):
+        read(name, path)
