@@ -1,6 +1,6 @@
 // The ELMo blocks every task config imports. A config of your own can import this file too:
 //
-//   local elmo = (import "training_configs/common/elmo.libsonnet") + {
+//   local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
 //     options_file: "/models/elmo_original/options.json",
 //     weight_file: "/models/elmo_original/weights.hdf5",
 //   };
@@ -9,10 +9,10 @@
 // Fields refer to `self`, so overriding `options_file`/`weight_file` reaches every block.
 {
   // The biLM used by default: the project's own, pretrained on Wikipedia
-  // (pretrained/elmo_wikipedia_512x128/README.md). Any bilm-tf-format model works: ours from
+  // (elmo_plugin/pretrained/elmo_wikipedia_512x128/README.md). Any bilm-tf-format model works: ours from
   // `allennlp elmo-export`, or a published one.
-  options_file: "pretrained/elmo_wikipedia_512x128/options.json",
-  weight_file: "pretrained/elmo_wikipedia_512x128/weights.hdf5",
+  options_file: "elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json",
+  weight_file: "elmo_plugin/pretrained/elmo_wikipedia_512x128/weights.hdf5",
 
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
