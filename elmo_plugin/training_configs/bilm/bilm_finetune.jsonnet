@@ -10,7 +10,7 @@
 // From a published biLM (options + weights only, no softmax): set `model.options_file` and
 // `model.weight_file`, drop `model.softmax_file`, and count the vocabulary from the domain
 // corpus instead: "vocabulary": {"type": "from_corpus", "corpus": <domain corpus>}.
-local export = "elmo_plugin/pretrained/elmo_wikipedia_512x128";
+local export = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
 local train = "fixtures/lm/captions_train.txt";
 local valid = "fixtures/lm/captions_valid.txt";
 {

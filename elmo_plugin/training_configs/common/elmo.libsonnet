@@ -1,4 +1,6 @@
-// The ELMo blocks every task config imports. A config of your own can import this file too:
+// The ELMo blocks every task config imports. A config of your own can import this file too
+// (README "Using the plugin from your own project": `allennlp` finds "elmo_plugin/..." imports
+// in the installed package):
 //
 //   local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
 //     options_file: "/models/elmo_original/options.json",
@@ -7,19 +9,29 @@
 //   ... "token_embedders": { "elmo": elmo.embedder() + { dropout: 0.2 } } ...
 //
 // Fields refer to `self`, so overriding `options_file`/`weight_file` reaches every block.
+local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
 {
   // The biLM used by default: the project's own, pretrained on Wikipedia
-  // (elmo_plugin/pretrained/elmo_wikipedia_512x128/README.md). Any bilm-tf-format model works: ours from
-  // `allennlp elmo-export`, or a published one.
-  options_file: "elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json",
-  weight_file: "elmo_plugin/pretrained/elmo_wikipedia_512x128/weights.hdf5",
+  // (elmo_plugin/pretrained/elmo_wikipedia_512x128/README.md), named so that it resolves from
+  // any working directory. Any bilm-tf-format model works: ours from `allennlp elmo-export`,
+  // or a published one.
+  options_file: shipped + "/options.json",
+  weight_file: shipped + "/weights.hdf5",
+
+  // The biLM's options inline (instead of `options_file`), so that a trained model.tar.gz
+  // carries them in its config.json and loads with no biLM file at all (the weights are in the
+  // archive). Known here for the shipped biLM; for another one set
+  // `options: import "/models/elmo_original/options.json"` to get the same.
+  options: if self.options_file == shipped + "/options.json" then
+    import "../../pretrained/elmo_wikipedia_512x128/options.json",
 
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
 
   // Settings shared by the embedder and the Elmo module.
   common_settings:: {
-    options_file: $.options_file,
+    [if $.options == null then "options_file"]: $.options_file,
+    [if $.options != null then "options"]: $.options,
     weight_file: $.weight_file,
   },
 
