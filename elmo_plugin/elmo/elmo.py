@@ -30,10 +30,12 @@ class Elmo(torch.nn.Module, FromParams):
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
         When the file is missing, the weights must come from a loaded state dict (a trained
         model archive, which holds them), else the first forward pass raises.
-    options : `Dict[str, Any]`, optional
-        The contents of a bilm-tf `options.json` inline, instead of `options_file`: a trained
-        model archive (its `config.json`) then carries the biLM's sizes and loads without any
-        biLM file. The `elmo` config block writes the shipped biLM's options so.
+    known_options : `Dict[str, Dict[str, Any]]`, optional
+        The contents of bilm-tf `options.json` files by name: when `options_file` is one of
+        these names, its contents come from here and no file is read. A trained model archive
+        (its `config.json`) then carries the biLM's sizes and loads with no biLM file at all;
+        an override of `options_file` to another name simply reads that file. The `elmo`
+        config block gives the shipped biLM's options so.
     num_output_representations : `int`, optional (default = `1`)
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the biLM with the task.
@@ -70,7 +72,7 @@ class Elmo(torch.nn.Module, FromParams):
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[ActivationCache] = None,
         bilm: Optional[ElmoBiLm] = None,
-        options: Optional[Dict[str, Any]] = None,
+        known_options: Optional[Dict[str, Dict[str, Any]]] = None,
     ) -> None:
         super().__init__()
         if num_output_representations < 1:
@@ -79,7 +81,9 @@ class Elmo(torch.nn.Module, FromParams):
             )
         self._missing_weights: Optional[MissingFileError] = None
         if bilm is None:
-            bilm = _bilm_from_options(options_file, options, stateful, char_cnn_cache_size)
+            bilm = ElmoBiLm.from_options(
+                _options(options_file, known_options or {}), stateful, char_cnn_cache_size
+            )
             if weight_file is not None:
                 try:
                     read_weights(bilm, weight_file)
@@ -195,17 +199,10 @@ class Elmo(torch.nn.Module, FromParams):
         return list(padded.unbind(0)), mask
 
 
-def _bilm_from_options(
-    options_file: Optional[str],
-    options: Optional[Dict[str, Any]],
-    stateful: bool,
-    char_cnn_cache_size: int,
-) -> ElmoBiLm:
-    if (options_file is None) == (options is None):
-        raise ConfigurationError(
-            "Elmo needs exactly one of options_file (a bilm-tf options.json) and options (its "
-            f"contents inline), got {'both' if options else 'neither'}. To name another biLM "
-            "with an override of options_file, override options with null too."
-        )
-    checked = read_options(options_file) if options is None else check_options(options, "options")
-    return ElmoBiLm.from_options(checked, stateful, char_cnn_cache_size)
+
+def _options(options_file: Optional[str], known_options: Dict[str, Dict[str, Any]]) -> Dict:
+    if options_file is None:
+        raise ConfigurationError("Elmo needs an options_file (or a built bilm)")
+    if options_file in known_options:
+        return check_options(known_options[options_file], f"known_options[{options_file!r}]")
+    return read_options(options_file)

@@ -44,9 +44,9 @@ class ElmoTokenEmbedder(TokenEmbedder):
         Remember each sentence's biLM activations (frozen, stateless biLM only).
     projection_dim : `int`, optional
         A linear projection of the output to this size.
-    options : `Dict[str, Any]`, optional
-        The bilm-tf options inline instead of `options_file`, so that an archive travels
-        without biLM files (see `Elmo`).
+    known_options : `Dict[str, Dict[str, Any]]`, optional
+        The contents of options files by name, read instead of the file `options_file` names,
+        so that an archive travels without biLM files (see `Elmo`).
     """
 
     def __init__(
@@ -63,7 +63,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[ActivationCache] = None,
         projection_dim: Optional[int] = None,
-        options: Optional[Dict[str, Any]] = None,
+        known_options: Optional[Dict[str, Dict[str, Any]]] = None,
     ) -> None:
         super().__init__()
         self._elmo = Elmo(
@@ -78,7 +78,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             stateful=stateful,
             char_cnn_cache_size=char_cnn_cache_size,
             activation_cache=activation_cache,
-            options=options,
+            known_options=known_options,
         )
         self._projection = None
         if projection_dim:

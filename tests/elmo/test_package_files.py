@@ -34,21 +34,16 @@ def test_a_missing_bilm_file_names_the_path_tried_the_directory_and_the_fix(tmp_
     assert "options_file" in message and f"{SHIPPED_BILM}/options.json" in message
 
 
-def test_options_inline_give_the_same_model_as_the_file(elmo_options, elmo_weights):
+def test_known_options_stand_in_for_the_file_of_that_name(elmo_options, elmo_weights, tmp_path):
     with open(elmo_options) as handle:
-        options = json.load(handle)
+        known = {"gone/options.json": json.load(handle)}
     torch.manual_seed(0)
-    inline = _vectors(Elmo(options=options, weight_file=elmo_weights, dropout=0.0))
+    inline = _vectors(Elmo("gone/options.json", elmo_weights, dropout=0.0, known_options=known))
     torch.manual_seed(0)
-    from_file = _vectors(Elmo(elmo_options, elmo_weights, dropout=0.0))
+    from_file = _vectors(Elmo(elmo_options, elmo_weights, dropout=0.0, known_options=known))
     torch.testing.assert_close(inline, from_file)
-
-
-@pytest.mark.parametrize("both", [True, False])
-def test_options_and_options_file_are_exclusive_and_the_error_says_how_to_switch(both, elmo_options):
-    options = {"char_cnn": {}, "lstm": {}} if both else None
-    with pytest.raises(ConfigurationError, match="override options with null too"):
-        Elmo(elmo_options if both else None, None, options=options)
+    with pytest.raises(ConfigurationError, match="not found"):  # other names are still read
+        Elmo(str(tmp_path / "options.json"), None, known_options=known)
 
 
 def test_missing_weights_can_come_from_a_state_dict_and_otherwise_fail_at_the_first_forward(

@@ -18,20 +18,26 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   options_file: shipped + "/options.json",
   weight_file: shipped + "/weights.hdf5",
 
-  // The biLM's options inline (instead of `options_file`), so that a trained model.tar.gz
-  // carries them in its config.json and loads with no biLM file at all (the weights are in the
-  // archive). Known here for the shipped biLM; for another one set
-  // `options: import "/models/elmo_original/options.json"` to get the same.
-  options: if self.options_file == shipped + "/options.json" then
-    import "../../pretrained/elmo_wikipedia_512x128/options.json",
+  // The shipped biLM's options.json inline, by its name: a trained model.tar.gz carries them
+  // in its config.json and loads with no biLM file at all (the weights are in the archive).
+  // An `options_file` of another name is read from disk as usual; to make its archives
+  // travel the same way, add `known_options+: { [path]: import path }` with its literal path.
+  known_options: { [shipped + "/options.json"]: import "../../pretrained/elmo_wikipedia_512x128/options.json" },
 
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
 
+  // ELMo's indexer beside a plain "tokens" one whose embedder outputs nothing, for models that
+  // read token ids from the text field (AllenNLP's basic_classifier: without them it fails
+  // with "Our heuristic for guessing the right token ids failed"):
+  //   token_indexers: elmo.indexers,  ...  token_embedders: elmo.embedders(elmo.embedder())
+  indexers: { tokens: { type: "single_id" }, elmo: $.indexer },
+  embedders(embedder):: { tokens: { type: "empty" }, elmo: embedder },
+
   // Settings shared by the embedder and the Elmo module.
   common_settings:: {
-    [if $.options == null then "options_file"]: $.options_file,
-    [if $.options != null then "options"]: $.options,
+    options_file: $.options_file,
+    known_options: $.known_options,
     weight_file: $.weight_file,
   },
 
