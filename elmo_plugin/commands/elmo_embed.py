@@ -45,7 +45,7 @@ class ElmoEmbed(Subcommand):
         model.add_argument("--archive", help="a model.tar.gz of a trained `bilm` model (or any model with an ELMo biLM)")
         subparser.add_argument("--weight-file", help="bilm-tf weights.hdf5")
         subparser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="all",
-                               help="all layers, the top layer, or their average (default: all)")
+                               help="all layers, the top layer, or their average")
         subparser.add_argument("--batch-size", type=int, default=64)
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.set_defaults(func=_embed_from_args)
@@ -88,6 +88,11 @@ def read_sentences(input_file: str) -> Iterator[Tuple[int, List[str]]]:
             yield number, line.split()
 
 
+def _count_lines(input_file: str) -> int:
+    with open(input_file, "rb") as handle:
+        return sum(1 for _ in handle)
+
+
 def _batches(input_file: str, batch_size: int) -> Iterator[List[Tuple[int, List[str]]]]:
     batch: List[Tuple[int, List[str]]] = []
     for item in read_sentences(input_file):
@@ -116,7 +121,12 @@ def embed_file(
     sentence_to_index = {}
     count = 0
     with h5py.File(output_file, "w") as out, torch.no_grad():
-        for batch in Tqdm.tqdm(_batches(input_file, batch_size), desc="embedding batches"):
+        batches = Tqdm.tqdm(
+            _batches(input_file, batch_size),
+            desc="embedding batches",
+            total=-(-_count_lines(input_file) // batch_size),
+        )
+        for batch in batches:
             for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
                 if not tokens:
                     logger.warning("%s, line %d is empty: its dataset has 0 tokens", input_file, number)
