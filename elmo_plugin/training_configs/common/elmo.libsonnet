@@ -34,6 +34,10 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   indexers: { tokens: { type: "single_id" }, elmo: $.indexer },
   embedders(embedder):: { tokens: { type: "empty" }, elmo: embedder },
 
+  // Logs the learned layer weights each epoch for any model (ours report them themselves):
+  //   trainer: { ..., callbacks: elmo.callbacks }
+  callbacks: [{ type: "elmo_layer_weights" }],
+
   // Settings shared by the embedder and the Elmo module.
   common_settings:: {
     options_file: $.options_file,
