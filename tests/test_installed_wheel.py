@@ -121,3 +121,13 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
     before = [json.loads(line)["probs"] for line in (user / "before.jsonl").read_text().splitlines()]
     after = [json.loads(line)["probs"] for line in (elsewhere / "after.jsonl").read_text().splitlines()]
     assert after == before
+
+    _run([allennlp, "evaluate", "../run/model.tar.gz", "../train.jsonl", "--output-file",
+          "metrics.json"], elsewhere, env)
+    assert "accuracy" in json.loads((elsewhere / "metrics.json").read_text())
+    _run([allennlp, "elmo-embed", "../sentences.txt", "from_archive.hdf5", "--archive",
+          "../run/model.tar.gz"], elsewhere, env)
+    with h5py.File(user / "vectors.hdf5", "r") as shipped, \
+            h5py.File(elsewhere / "from_archive.hdf5", "r") as archived:
+        for key in ("0", "1"):
+            assert (archived[key][...] == shipped[key][...]).all()

@@ -20,6 +20,7 @@ from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo.package_files import SHIPPED_BILM
 
 logger = logging.getLogger(__name__)
 
@@ -36,13 +37,27 @@ class ElmoEmbed(Subcommand):
 
     @overrides
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
-        subparser = parser.add_parser(self.name, description=description, help=description)
+        description = (
+            "Embed a file of tokenised sentences (one a line) with a biLM into hdf5. (Found by "
+            "`allennlp` from any directory once elmo_plugin is pip-installed; from a clone, in "
+            "its root or with --include-package elmo_plugin.)"
+        )
+        subparser = parser.add_parser(
+            self.name, description=description, help=description.split(" (Found")[0]
+        )
         subparser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
         subparser.add_argument("output_file", help="the hdf5 file to write")
         model = subparser.add_mutually_exclusive_group(required=True)
-        model.add_argument("--options-file", help="bilm-tf options.json (with --weight-file)")
-        model.add_argument("--archive", help="a model.tar.gz of a trained `bilm` model (or any model with an ELMo biLM)")
+        model.add_argument(
+            "--options-file",
+            help="bilm-tf options.json (with --weight-file): a path, a URL, or "
+            f"{SHIPPED_BILM}/options.json for the shipped biLM",
+        )
+        model.add_argument(
+            "--archive",
+            help="a model.tar.gz of a trained `bilm` model, or of any model with an ELMo biLM "
+            "(its weights come from the archive: no biLM files needed)",
+        )
         subparser.add_argument("--weight-file", help="bilm-tf weights.hdf5")
         subparser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="all",
                                help="all layers, the top layer, or their average")
