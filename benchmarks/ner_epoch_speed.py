@@ -4,7 +4,7 @@ real training set (../shared/data/conll2003/train.txt), run from the repository 
 
     python benchmarks/ner_epoch_speed.py --sentences 2000 --runs 3
 
-Each run builds the model of `training_configs/ner/ner_baseline.jsonnet` or
+Each run builds the model of `elmo_plugin/training_configs/ner/ner_baseline.jsonnet` or
 `ner_elmo.jsonnet` (whose `elmo` embedder has the frozen-biLM activation cache on) and
 trains it for two epochs with the configs' optimizer, batching and gradient clipping (no
 validation). Epoch 1 of `+elmo` runs the biLM and fills the cache; epoch 2 reads the cache.
@@ -39,7 +39,7 @@ from elmo_plugin.elmo import ElmoBiLm, read_options, save_bilm
 import elmo_plugin.tasks.ner  # noqa: F401
 
 TRAIN = "../shared/data/conll2003/train.txt"
-CONFIGS = "training_configs/ner"
+CONFIGS = "elmo_plugin/training_configs/ner"
 SMALL_OPTIONS = {
     "lstm": {"dim": 1024, "projection_dim": 128, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
              "use_skip_connections": True},

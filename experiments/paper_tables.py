@@ -1,6 +1,6 @@
 """
 The ELMo paper's (Peters et al. 2018) results in miniature, every number from `allennlp train`
-runs of the configs in training_configs/, each in a fresh process on `--threads` threads,
+runs of the configs in elmo_plugin/training_configs/, each in a fresh process on `--threads` threads,
 `--parallel` at a time, on the fixed splits of ../shared/data (its README, section 8):
 
   table1             NER, SRL, SNLI, SQuAD: baseline against +ELMo (ELMo at the input for
@@ -238,7 +238,7 @@ class Plan:
             name += f"_{100 * fraction:g}pct"
         name += "" if seed is None else f"_seed{seed}"
         overrides.update({"evaluate_on_test": True, **seeds})
-        config = f"training_configs/{task.configs[variant]}.jsonnet"
+        config = f"elmo_plugin/training_configs/{task.configs[variant]}.jsonnet"
         return Run(f"{task_name}/{name}", config, overrides, os.path.join(self.output_dir, task_name, name))
 
     def elmo_overrides(self, task: Task, regularization: float, top_layer_only: bool) -> Dict[str, Any]:
@@ -295,7 +295,7 @@ def entity_tags(tag_scheme: str) -> List[str]:
 
 
 def config_value(config: str, key: str) -> Any:
-    path = os.path.join(PROJECT_ROOT, "training_configs", f"{config}.jsonnet")
+    path = os.path.join(PROJECT_ROOT, "elmo_plugin", "training_configs", f"{config}.jsonnet")
     return json.loads(_jsonnet.evaluate_file(path))[key]
 
 
@@ -592,8 +592,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("tables", nargs="+", choices=TABLES + ["all"])
-    parser.add_argument("--bilm-options", default="pretrained/elmo_wikipedia_512x128/options.json")
-    parser.add_argument("--bilm-weights", default="pretrained/elmo_wikipedia_512x128/weights.hdf5")
+    parser.add_argument("--bilm-options", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json")
+    parser.add_argument("--bilm-weights", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/weights.hdf5")
     parser.add_argument("--output-dir", default="runs/paper_tables")
     parser.add_argument("--tasks", nargs="+", choices=sorted(TASKS),
                         help="the tasks of table1, table2, table3 (snli, squad) and figure2; default: "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The project's pretrained biLM (pretrained/elmo_wikipedia_512x128/), from scratch:
-#   1. train training_configs/bilm/bilm_wikipedia_cpu.jsonnet on the tokenised Wikipedia corpus
+# The project's pretrained biLM (elmo_plugin/pretrained/elmo_wikipedia_512x128/), from scratch:
+#   1. train elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet on the tokenised Wikipedia corpus
 #      of ../shared/data (one thread, "epochs" of 300 batches so a checkpoint lands every few
 #      minutes; rerun this script after an interruption and it resumes with --recover),
 #   2. archive the best checkpoint (also when the run was stopped before its last epoch),
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 EPOCHS=${EPOCHS:-9}
 RUN=${RUN:-runs/pretrained_bilm}
-OUT=${OUT:-pretrained/elmo_wikipedia_512x128}
+OUT=${OUT:-elmo_plugin/pretrained/elmo_wikipedia_512x128}
 STAGES=${STAGES:-"train archive export evaluate"}
 DATA=../shared/data
 PLUGIN="--include-package elmo_plugin"
@@ -27,7 +27,7 @@ stage() { [[ " $STAGES " == *" $1 "* ]]; }
 if stage train; then
   recover=()
   [[ -f "$RUN/config.json" ]] && recover=(--recover)
-  OMP_NUM_THREADS=1 allennlp train training_configs/bilm/bilm_wikipedia_cpu.jsonnet -s "$RUN" $PLUGIN \
+  OMP_NUM_THREADS=1 allennlp train elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet -s "$RUN" $PLUGIN \
     "${recover[@]}" -o "{\"data_loader.batches_per_epoch\": 300, \"trainer.num_epochs\": $EPOCHS}"
 fi
 

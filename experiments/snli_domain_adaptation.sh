@@ -4,7 +4,7 @@
 # discarded), against table 1's SNLI row with the shipped Wikipedia biLM:
 #   1. the premises and hypotheses of the SNLI training split (../shared/data) as a corpus,
 #      the dev split's as held-out text;
-#   2. one epoch of training_configs/bilm/bilm_finetune.jsonnet from the shipped biLM on them;
+#   2. one epoch of elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet from the shipped biLM on them;
 #   3. allennlp elmo-export of the result;
 #   4. experiments/paper_tables.py table1 --tasks snli with that biLM (same budget and seeds
 #      as table 1), into $OUT/tables.
@@ -34,7 +34,7 @@ print("\n".join(seen))' "$1" > "$2"
 sentences "$SPLIT/train.jsonl" "$OUT/train_sentences.txt"
 sentences "$SPLIT/dev.jsonl" "$OUT/dev_sentences.txt"
 
-"$PYTHON" -m allennlp train training_configs/bilm/bilm_finetune.jsonnet -s "$OUT/bilm" \
+"$PYTHON" -m allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s "$OUT/bilm" \
   --include-package elmo_plugin --force --file-friendly-logging \
   -o "{\"train_data_path\": \"$OUT/train_sentences.txt\", \"validation_data_path\": \"$OUT/dev_sentences.txt\"}"
 "$PYTHON" -m allennlp elmo-export "$OUT/bilm/model.tar.gz" "$OUT/elmo" --include-package elmo_plugin

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled defaults (`make demo`):
 #   1. embed bundled sentences to hdf5 with the shipped pretrained ELMo
-#      (pretrained/elmo_wikipedia_512x128) and print the shapes,
+#      (elmo_plugin/pretrained/elmo_wikipedia_512x128) and print the shapes,
 #   2. train a small NER tagger with it on a bundled CoNLL-2003 slice (ner_elmo.jsonnet as it
 #      is: that biLM is every task config's default) and print the layer weights it learned,
 #   3. pretrain a tiny biLM of your own on the bundled Wikipedia slice (fixtures/lm/),
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/${VENV:-.venv}/bin:$PATH"
 out=${DEMO_DIR:-runs/demo}
-elmo=pretrained/elmo_wikipedia_512x128
+elmo=elmo_plugin/pretrained/elmo_wikipedia_512x128
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -20,17 +20,17 @@ allennlp elmo-embed fixtures/lm/sentences.txt "$out/embeddings.hdf5" \
   --options-file "$elmo/options.json" --weight-file "$elmo/weights.hdf5" 2>&1 | tail -n 1
 python scripts/show_embeddings.py "$out/embeddings.hdf5" fixtures/lm/sentences.txt
 
-echo "== 2. NER with it on a bundled CoNLL-2003 slice (training_configs/ner/ner_elmo.jsonnet)"
+echo "== 2. NER with it on a bundled CoNLL-2003 slice (elmo_plugin/training_configs/ner/ner_elmo.jsonnet)"
 # 21 training sentences: a higher learning rate, small batches and 30 epochs without early
 # stopping, so that something is learned in half a minute.
-allennlp train training_configs/ner/ner_elmo.jsonnet -s "$out/ner" --include-package elmo_plugin -o "{
+allennlp train elmo_plugin/training_configs/ner/ner_elmo.jsonnet -s "$out/ner" --include-package elmo_plugin -o "{
   \"train_data_path\": \"fixtures/ner/train.txt\", \"validation_data_path\": \"fixtures/ner/dev.txt\",
   \"test_data_path\": \"fixtures/ner/test.txt\", \"trainer.num_epochs\": 30, \"trainer.patience\": null,
   \"trainer.optimizer.lr\": 0.01, \"data_loader.batch_sampler.batch_size\": 4}" > "$out/ner.log" 2>&1
 python scripts/show_layer_weights.py "$out/ner/metrics.json"
 
-echo "== 3. pretrain a tiny biLM of your own (training_configs/bilm/bilm_tiny.jsonnet)"
-allennlp train training_configs/bilm/bilm_tiny.jsonnet -s "$out/bilm" --include-package elmo_plugin 2>&1 \
+echo "== 3. pretrain a tiny biLM of your own (elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet)"
+allennlp train elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet -s "$out/bilm" --include-package elmo_plugin 2>&1 \
   | grep -E "perplexity|Epoch|Training|Validation" | grep -vE "^\s*$" | tail -n 12 || true
 
 echo "== 4. export it (allennlp elmo-export) and load the export in stock AllenNLP"

@@ -78,7 +78,7 @@ def test_a_training_step_of_the_bilm_language_model(device, amp, tmp_path):
         "model.num_samples": 64,
         "trainer.num_epochs": 1,
     }
-    model, metrics = _train("training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "run", overrides, device, amp)
+    model, metrics = _train("elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "run", overrides, device, amp)
     assert next(model.parameters()).device.type == device
     assert 1 < metrics["validation_perplexity"] < float("inf")
 
@@ -95,6 +95,6 @@ def test_a_training_step_of_ner_elmo(device, amp, tmp_path):
         "data_loader.batch_sampler.batch_size": 8,
         "trainer.num_epochs": 1,
     }
-    model, metrics = _train("training_configs/ner/ner_elmo.jsonnet", tmp_path / "run", overrides, device, amp)
+    model, metrics = _train("elmo_plugin/training_configs/ner/ner_elmo.jsonnet", tmp_path / "run", overrides, device, amp)
     assert next(model.parameters()).device.type == device
     assert metrics["training_loss"] == metrics["training_loss"]  # not NaN

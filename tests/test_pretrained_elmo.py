@@ -15,7 +15,7 @@ from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
 
 ROOT = Path(__file__).parents[1]
-SHIPPED = ROOT / "pretrained" / "elmo_wikipedia_512x128"
+SHIPPED = ROOT / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128"
 OPTIONS, WEIGHTS = str(SHIPPED / "options.json"), str(SHIPPED / "weights.hdf5")
 
 
@@ -32,10 +32,10 @@ def test_the_shipped_files_are_a_bilm_tf_model_of_the_documented_size_under_40_m
         assert softmax["softmax/W"].shape == (len(words) - 1 if words[-1] == "" else len(words), 128)
 
 
-def test_the_task_configs_default_to_it():
-    libsonnet = (ROOT / "training_configs" / "common" / "elmo.libsonnet").read_text()
-    assert '"pretrained/elmo_wikipedia_512x128/options.json"' in libsonnet
-    assert '"pretrained/elmo_wikipedia_512x128/weights.hdf5"' in libsonnet
+def test_the_task_configs_default_to_it_by_a_name_that_resolves_from_anywhere():
+    libsonnet = (ROOT / "elmo_plugin" / "training_configs" / "common" / "elmo.libsonnet").read_text()
+    assert 'local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";' in libsonnet
+    assert 'import "../../pretrained/elmo_wikipedia_512x128/options.json"' in libsonnet
 
 
 def test_stock_allennlp_loads_it_and_gives_our_vectors(corpus_sentences):

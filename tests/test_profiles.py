@@ -61,7 +61,7 @@ def test_recover_reads_back_a_task_training_state(tmp_path):
             {"type": "test_profiles_interrupt_after_epoch_one", "marker": str(tmp_path / "interrupted")}
         ],
     }
-    config, run = "training_configs/ner/ner_elmo.jsonnet", str(tmp_path / "run")
+    config, run = "elmo_plugin/training_configs/ner/ner_elmo.jsonnet", str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
         train_model_from_file(config, run, overrides=json.dumps(overrides))
     train_model_from_file(config, run, overrides=json.dumps(overrides), recover=True)

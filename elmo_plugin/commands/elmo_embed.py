@@ -23,6 +23,7 @@ from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo.package_files import SHIPPED_BILM
 
 logger = logging.getLogger(__name__)
 
@@ -39,16 +40,30 @@ class ElmoEmbed(Subcommand):
 
     @overrides
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
-        subparser = parser.add_parser(self.name, description=description, help=description)
+        description = (
+            "Embed a file of tokenised sentences (one a line) with a biLM into hdf5. (Found by "
+            "`allennlp` from any directory once elmo_plugin is pip-installed; from a clone, in "
+            "its root or with --include-package elmo_plugin.)"
+        )
+        subparser = parser.add_parser(
+            self.name, description=description, help=description.split(" (Found")[0]
+        )
         subparser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
         subparser.add_argument("output_file", help="the hdf5 file to write")
         model = subparser.add_mutually_exclusive_group(required=True)
-        model.add_argument("--options-file", help="bilm-tf options.json (with --weight-file)")
-        model.add_argument("--archive", help="a model.tar.gz of a trained `bilm` model (or any model with an ELMo biLM)")
+        model.add_argument(
+            "--options-file",
+            help="bilm-tf options.json (with --weight-file): a path, a URL, or "
+            f"{SHIPPED_BILM}/options.json for the shipped biLM",
+        )
+        model.add_argument(
+            "--archive",
+            help="a model.tar.gz of a trained `bilm` model, or of any model with an ELMo biLM "
+            "(its weights come from the archive: no biLM files needed)",
+        )
         subparser.add_argument("--weight-file", help="bilm-tf weights.hdf5")
         subparser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="all",
-                               help="all layers, the top layer, or their average (default: all)")
+                               help="all layers, the top layer, or their average")
         subparser.add_argument("--batch-size", type=int, default=64)
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.set_defaults(func=_embed_from_args)
@@ -91,6 +106,11 @@ def read_sentences(input_file: str) -> Iterator[Tuple[int, List[str]]]:
             yield number, line.split()
 
 
+def _count_lines(input_file: str) -> int:
+    with open(input_file, "rb") as handle:
+        return sum(1 for _ in handle)
+
+
 def _batches(input_file: str, batch_size: int) -> Iterator[List[Tuple[int, List[str]]]]:
     batch: List[Tuple[int, List[str]]] = []
     for item in read_sentences(input_file):
@@ -120,7 +140,12 @@ def embed_file(
     sentence_to_index = {}
     count = 0
     with _replaced_when_complete(output_file) as out, torch.no_grad():
-        for batch in Tqdm.tqdm(_batches(input_file, batch_size), desc="embedding batches"):
+        batches = Tqdm.tqdm(
+            _batches(input_file, batch_size),
+            desc="embedding batches",
+            total=-(-_count_lines(input_file) // batch_size),
+        )
+        for batch in batches:
             for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
                 if not tokens:
                     logger.warning("%s, line %d is empty: its dataset has 0 tokens", input_file, number)

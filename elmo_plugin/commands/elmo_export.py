@@ -26,7 +26,11 @@ class ElmoExport(Subcommand):
             "Export the biLM of a trained `bilm` model (allennlp train) as bilm-tf "
             "options.json + weights.hdf5, for ELMo embedders."
         )
-        subparser = parser.add_parser(self.name, description=description, help=description)
+        found = (
+            " (Found by `allennlp` from any directory once elmo_plugin is pip-installed; from a "
+            "clone, in its root or with --include-package elmo_plugin.)"
+        )
+        subparser = parser.add_parser(self.name, description=description + found, help=description)
         subparser.add_argument("archive_file", type=str, help="model.tar.gz of a `bilm` model")
         subparser.add_argument("output_dir", type=str, help="directory to write the files to")
         subparser.add_argument(

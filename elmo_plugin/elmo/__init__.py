@@ -10,4 +10,5 @@ from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
 from elmo_plugin.elmo.elmo import Elmo
 from elmo_plugin.elmo.elmo_token_embedder import ElmoTokenEmbedder
 from elmo_plugin.elmo.layer_weights import elmo_layer_weight_metrics
+from elmo_plugin.elmo.layer_weights_callback import ElmoLayerWeightsCallback
 from elmo_plugin.elmo.scalar_mix import ScalarMix

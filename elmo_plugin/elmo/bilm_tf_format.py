@@ -11,10 +11,10 @@ import h5py
 import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.character_encoder import _ACTIVATIONS
+from elmo_plugin.elmo.package_files import local_file
 
 OPTIONS_NAME = "options.json"
 WEIGHTS_NAME = "weights.hdf5"
@@ -88,7 +88,7 @@ _OPTION_TYPES = {
 
 def read_options(options_file: str) -> Dict[str, Any]:
     """Reads and checks a bilm-tf `options.json`."""
-    path = cached_path(options_file)
+    path = local_file(options_file, "biLM options_file")
     try:
         with open(path, encoding="utf-8") as handle:
             options = json.load(handle)
@@ -99,31 +99,32 @@ def read_options(options_file: str) -> Dict[str, Any]:
         ) from error
     except UnicodeDecodeError as error:
         raise ConfigurationError(f"{options_file}: not UTF-8 text; expected an options.json")
-    _check_options(options, options_file)
-    return options
+    return check_options(options, options_file)
 
 
-def _check_options(options: Any, options_file: str) -> None:
+def check_options(options: Any, source: str) -> Dict[str, Any]:
+    """Checks bilm-tf options read from `source` (a file, or "options" given inline)."""
     if not isinstance(options, dict):
         raise ConfigurationError(
-            f"{options_file}: expected a JSON object (a bilm-tf options.json), "
+            f"{source}: expected a JSON object (a bilm-tf options.json), "
             f"got a {type(options).__name__}"
         )
     for section, keys in _REQUIRED_OPTIONS.items():
         if not isinstance(options.get(section), dict):
-            raise ConfigurationError(f"{options_file}: missing the '{section}' section")
+            raise ConfigurationError(f"{source}: missing the '{section}' section")
         for key in keys:
             if key not in options[section]:
-                raise ConfigurationError(f"{options_file}: '{section}' has no '{key}'")
+                raise ConfigurationError(f"{source}: '{section}' has no '{key}'")
         for key, check in _OPTION_TYPES[section].items():
             expected = check(options[section][key]) if key in options[section] else None
             if expected is not None:
                 raise ConfigurationError(
-                    f"{options_file}: '{section}'.'{key}' expected {expected}, "
+                    f"{source}: '{section}'.'{key}' expected {expected}, "
                     f"got {options[section][key]!r}"
                 )
     if options.get("bidirectional") is False:
-        raise ConfigurationError(f"{options_file}: a unidirectional LM cannot give ELMo vectors")
+        raise ConfigurationError(f"{source}: a unidirectional LM cannot give ELMo vectors")
+    return options
 
 
 def load_bilm(
@@ -226,9 +227,7 @@ class _WeightReader:
 
 
 def _open_hdf5(weight_file: str, mode: str = "r") -> h5py.File:
-    path = cached_path(weight_file) if mode == "r" else weight_file
-    if mode == "r" and not os.path.isfile(path):
-        raise ConfigurationError(f"{weight_file}: no such weight file")
+    path = local_file(weight_file, "biLM weight_file") if mode == "r" else weight_file
     try:
         return h5py.File(path, mode)
     except OSError as error:

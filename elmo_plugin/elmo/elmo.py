@@ -8,7 +8,8 @@ from overrides import overrides
 
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.bilm_tf_format import load_bilm
+from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_weights
+from elmo_plugin.elmo.package_files import MissingFileError
 from elmo_plugin.elmo.scalar_mix import ScalarMix
 
 
@@ -23,10 +24,19 @@ class Elmo(torch.nn.Module, FromParams):
 
     # Parameters
 
-    options_file : `str`
-        bilm-tf `options.json`.
+    options_file : `str`, optional
+        bilm-tf `options.json`: a path, a URL, or `elmo_plugin://pretrained/...` for the shipped
+        biLM (from any working directory).
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
+        When the file is missing, the weights must come from a loaded state dict (a trained
+        model archive, which holds them), else the first forward pass raises.
+    known_options : `Dict[str, Dict[str, Any]]`, optional
+        The contents of bilm-tf `options.json` files by name: when `options_file` is one of
+        these names, its contents come from here and no file is read. A trained model archive
+        (its `config.json`) then carries the biLM's sizes and loads with no biLM file at all;
+        an override of `options_file` to another name simply reads that file. The `elmo`
+        config block gives the shipped biLM's options so.
     num_output_representations : `int`, optional (default = `1`)
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the biLM with the task.
@@ -63,23 +73,33 @@ class Elmo(torch.nn.Module, FromParams):
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[ActivationCache] = None,
         bilm: Optional[ElmoBiLm] = None,
+        known_options: Optional[Dict[str, Dict[str, Any]]] = None,
     ) -> None:
         super().__init__()
         if num_output_representations < 1:
             raise ConfigurationError(
                 f"num_output_representations must be at least 1, got {num_output_representations}"
             )
+        self._missing_weights: Optional[MissingFileError] = None
         if bilm is None:
-            if options_file is None:
-                raise ConfigurationError("Elmo needs an options_file (or a built bilm)")
-            bilm = load_bilm(options_file, weight_file, stateful, char_cnn_cache_size)
+            bilm = ElmoBiLm.from_options(
+                _options(options_file, known_options or {}), stateful, char_cnn_cache_size
+            )
+            if weight_file is not None:
+                try:
+                    read_weights(bilm, weight_file)
+                except MissingFileError as error:
+                    # A trained archive's state dict may still bring the weights.
+                    self._missing_weights = error
         bilm.stateful = stateful
         for parameter in bilm.parameters():
             parameter.requires_grad_(requires_grad)
         if activation_cache is not None and (requires_grad or stateful):
             raise ConfigurationError(
-                "activation_cache needs a frozen, stateless biLM "
-                "(requires_grad: false, stateful: false)"
+                "activation_cache needs a frozen, stateless biLM (requires_grad: false, "
+                "stateful: false); to fine-tune the biLM or carry states, drop the cache too "
+                "(the elmo block's embedder(requires_grad=true), or the override "
+                "'<path to the elmo module>.activation_cache': null)"
             )
         self._bilm = bilm
         self._keep_sentence_boundaries = keep_sentence_boundaries
@@ -110,6 +130,11 @@ class Elmo(torch.nn.Module, FromParams):
     def reset_states(self) -> None:
         self._bilm.reset_states()
 
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        if any(key.startswith(prefix + "_bilm.") for key in state_dict):
+            self._missing_weights = None
+
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
         # Parameters
@@ -124,6 +149,10 @@ class Elmo(torch.nn.Module, FromParams):
         `{"elmo_representations": [(batch_size, num_tokens, dim)] * num_output_representations,
         "mask": (batch_size, num_tokens)}` (two more positions with `keep_sentence_boundaries`).
         """
+        if self._missing_weights is not None:
+            raise ConfigurationError(
+                f"{self._missing_weights} No loaded model state brought the biLM weights either."
+            )
         if character_ids.dim() > 3:
             return self._forward_nested(character_ids)
         if self._activation_cache is not None:
@@ -202,3 +231,12 @@ class Elmo(torch.nn.Module, FromParams):
         positions = torch.arange(num_tokens + 2, device=like.device)
         mask = positions.unsqueeze(0) < (torch.tensor(lengths, device=like.device) + 2).unsqueeze(1)
         return list(padded.unbind(0)), mask
+
+
+
+def _options(options_file: Optional[str], known_options: Dict[str, Dict[str, Any]]) -> Dict:
+    if options_file is None:
+        raise ConfigurationError("Elmo needs an options_file (or a built bilm)")
+    if options_file in known_options:
+        return check_options(known_options[options_file], f"known_options[{options_file!r}]")
+    return read_options(options_file)

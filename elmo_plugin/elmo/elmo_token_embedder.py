@@ -1,4 +1,4 @@
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.modules.time_distributed import TimeDistributed
@@ -23,10 +23,12 @@ class ElmoTokenEmbedder(TokenEmbedder):
 
     # Parameters
 
-    options_file : `str`
-        bilm-tf `options.json` (ours, exported by `allennlp elmo-export`, or a published one).
+    options_file : `str`, optional
+        bilm-tf `options.json` (ours, exported by `allennlp elmo-export`, or a published one);
+        `elmo_plugin://pretrained/elmo_wikipedia_512x128/options.json` is the shipped biLM.
     weight_file : `str`, optional
-        bilm-tf `weights.hdf5`; random weights when not given.
+        bilm-tf `weights.hdf5`; random weights when not given. A missing file is fine when a
+        model archive's state dict brings the weights (see `Elmo`).
     num_output_representations : `int`, optional (default = `1`)
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the biLM with the task.
@@ -42,11 +44,14 @@ class ElmoTokenEmbedder(TokenEmbedder):
         Remember each sentence's biLM activations (frozen, stateless biLM only).
     projection_dim : `int`, optional
         A linear projection of the output to this size.
+    known_options : `Dict[str, Dict[str, Any]]`, optional
+        The contents of options files by name, read instead of the file `options_file` names,
+        so that an archive travels without biLM files (see `Elmo`).
     """
 
     def __init__(
         self,
-        options_file: str,
+        options_file: Optional[str] = None,
         weight_file: Optional[str] = None,
         num_output_representations: int = 1,
         requires_grad: bool = False,
@@ -58,6 +63,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[ActivationCache] = None,
         projection_dim: Optional[int] = None,
+        known_options: Optional[Dict[str, Dict[str, Any]]] = None,
     ) -> None:
         super().__init__()
         self._elmo = Elmo(
@@ -72,6 +78,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             stateful=stateful,
             char_cnn_cache_size=char_cnn_cache_size,
             activation_cache=activation_cache,
+            known_options=known_options,
         )
         self._projection = None
         if projection_dim:

@@ -4,9 +4,9 @@ from collections import Counter
 from typing import List, Optional
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, DEFAULT_PADDING_TOKEN, Vocabulary
 
+from elmo_plugin.elmo.package_files import local_file
 from elmo_plugin.lm.corpus import CorpusStatistics, check_not_empty, corpus_files, read_sentences
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
@@ -101,9 +101,7 @@ def _count_words(
 
 def read_bilm_tf_vocabulary(vocab_file: str) -> List[str]:
     """The words of a bilm-tf vocabulary file in line order, `<UNK>` as `@@UNKNOWN@@`."""
-    path = cached_path(vocab_file)
-    if not os.path.isfile(path):
-        raise ConfigurationError(f"vocabulary file {vocab_file} does not exist")
+    path = local_file(vocab_file, "vocabulary file")
     try:
         with open(path, encoding="utf-8") as handle:
             lines = [line.rstrip("\n") for line in handle]

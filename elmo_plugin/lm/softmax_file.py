@@ -11,9 +11,9 @@ from typing import List, Optional, Tuple
 import h5py
 import numpy
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
+from elmo_plugin.elmo.package_files import local_file
 from elmo_plugin.lm.corpus_vocabulary import BILM_TF_UNKNOWN
 
 SOFTMAX_NAME = "softmax.hdf5"
@@ -65,7 +65,4 @@ def read_softmax(
 
 
 def _existing(path: str) -> str:
-    try:
-        return cached_path(path)
-    except FileNotFoundError as error:
-        raise ConfigurationError(f"{path} does not exist") from error
+    return local_file(path, "softmax file")

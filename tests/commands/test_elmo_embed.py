@@ -104,3 +104,21 @@ def test_a_batch_of_only_blank_lines(tmp_path, elmo_options, elmo_weights):
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert [written[str(i)].shape for i in range(9)] == (
             [(3, 2, 32)] * 3 + [(3, 0, 32)] * 4 + [(3, 1, 32), (3, 0, 32)])
+
+
+def test_help_states_each_default_once(monkeypatch, capsys):
+    with pytest.raises(SystemExit):
+        run_command(monkeypatch, "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default = all)" in text and "(default: all)" not in text
+
+
+def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elmo_options):
+    from elmo_plugin.commands import elmo_embed
+
+    totals = []
+    real_tqdm = elmo_embed.Tqdm.tqdm
+    monkeypatch.setattr(elmo_embed.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
+    embed_file(load_bilm(elmo_options, None), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), batch_size=2)
+    assert totals == [2]

@@ -40,7 +40,7 @@ def exported(tmp_path_factory):
         "trainer.num_epochs": 10,
         "trainer.optimizer.lr": 0.01,
     }
-    allennlp_train("training_configs/bilm/bilm_tiny.jsonnet", root / "run", overrides)
+    allennlp_train("elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", root / "run", overrides)
     archive = str(root / "run" / "model.tar.gz")
     run_allennlp("elmo-export", archive, str(root / "elmo"), "--include-softmax")
     return archive, str(root / "elmo")

@@ -52,7 +52,7 @@ def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkey
         "distributed": {"cuda_devices": [-1, -1], "master_port": _free_port()},
     }
     train_model_from_file(
-        "training_configs/bilm/bilm_tiny.jsonnet",
+        "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
         str(tmp_path / "run"),
         overrides=json.dumps(overrides),
         include_package=["elmo_plugin.lm", "tests.lm.test_distributed"],

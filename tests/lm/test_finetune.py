@@ -16,7 +16,7 @@ from tests.lm.conftest import TINY_BILM, allennlp_train, language_model_from_exp
 
 CAPTIONS_TRAIN = "fixtures/lm/captions_train.txt"
 CAPTIONS_VALID = "fixtures/lm/captions_valid.txt"
-FINETUNE = "training_configs/bilm/bilm_finetune.jsonnet"
+FINETUNE = "elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet"
 
 
 def _held_out_perplexity(model) -> float:
@@ -33,7 +33,7 @@ def test_fine_tuning_an_export_on_captions_lowers_their_perplexity(tmp_path):
         "model.num_samples": 200,
         "trainer.num_epochs": 1,
     }
-    allennlp_train("training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia)
+    allennlp_train("elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia)
     export = str(tmp_path / "elmo")
     run_allennlp("elmo-export", str(tmp_path / "wiki" / "model.tar.gz"), export, "--include-softmax")
     before = _held_out_perplexity(language_model_from_export(export))
@@ -72,8 +72,8 @@ def test_fine_tuning_starts_from_a_published_bilm(tmp_path, elmo_options, elmo_w
 
 
 def test_the_config_as_it_is_adapts_the_shipped_bilm_to_captions(tmp_path):
-    """bilm_finetune.jsonnet starts from pretrained/ (weights, 16-bit softmax, vocabulary)."""
-    before = _held_out_perplexity(language_model_from_export("pretrained/elmo_wikipedia_512x128"))
+    """bilm_finetune.jsonnet starts from elmo_plugin/pretrained/ (weights, 16-bit softmax, vocabulary)."""
+    before = _held_out_perplexity(language_model_from_export("elmo_plugin/pretrained/elmo_wikipedia_512x128"))
     allennlp_train(FINETUNE, tmp_path / "captions", {"dataset_reader.max_instances": 600})
     after = _held_out_perplexity(load_archive(str(tmp_path / "captions" / "model.tar.gz")).model)
     assert math.isfinite(after) and after < 0.8 * before

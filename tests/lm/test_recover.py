@@ -49,7 +49,7 @@ def _train(serialization_dir: str, log: str, marker: str, *extra: str) -> None:
         "trainer.checkpointer": {"save_every_num_batches": 3, "keep_most_recent_by_count": 2},
         "trainer.callbacks": [{"type": "test_interrupt_once", "log": log, "marker": marker}],
     }
-    argv = ["allennlp", "train", "training_configs/bilm/bilm_tiny.jsonnet", "-s", serialization_dir,
+    argv = ["allennlp", "train", "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", "-s", serialization_dir,
             "-o", json.dumps(overrides), *extra]
     with mock.patch.object(sys, "argv", argv):
         main()

@@ -174,7 +174,7 @@ def test_elmo_layer_weights_are_in_the_metrics():
 
 
 def test_elmo_config_regularizes_the_layer_weights():
-    params = Params.from_file(str(ROOT / "training_configs/ner/ner_elmo.jsonnet"))
+    params = Params.from_file(str(ROOT / "elmo_plugin/training_configs/ner/ner_elmo.jsonnet"))
     model_params = params.pop("model").as_dict()
     model_params["text_field_embedder"]["token_embedders"] = {"elmo": copy.deepcopy(ELMO_EMBEDDER)}
     model_params["encoder"].update(input_size=32, hidden_size=4, num_layers=1)

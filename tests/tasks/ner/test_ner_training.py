@@ -21,7 +21,7 @@ def train(config: str, serialization_dir: Path, encoder_input_size: Optional[int
     overrides = dict(SMALL)
     if encoder_input_size is not None:
         overrides["model.encoder.input_size"] = encoder_input_size
-    _, metrics = train_config(ROOT / "training_configs/ner" / config, serialization_dir, overrides)
+    _, metrics = train_config(ROOT / "elmo_plugin/training_configs/ner" / config, serialization_dir, overrides)
     return metrics
 
 
@@ -89,13 +89,13 @@ def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypa
 
 
 def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
-    """training_configs/common/embeddings.libsonnet: with Embedding's default namespace the
+    """elmo_plugin/training_configs/common/embeddings.libsonnet: with Embedding's default namespace the
     table had a row per word, and a sample with fewer words than characters crashed."""
     from allennlp.common import Params
     from allennlp.data import Vocabulary
     from allennlp.models import Model
 
-    params = Params.from_file(str(ROOT / "training_configs/ner/ner_baseline.jsonnet"))
+    params = Params.from_file(str(ROOT / "elmo_plugin/training_configs/ner/ner_baseline.jsonnet"))
     vocab = Vocabulary(
         tokens_to_add={"tokens": ["a", "b"], "token_characters": list("abcdefghijklmnopqrstuvwxyz"),
                        "labels": ["O", "B-PER", "I-PER"]}

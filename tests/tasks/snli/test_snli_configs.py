@@ -20,7 +20,7 @@ import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 
-CONFIGS = Path(__file__).parents[3] / "training_configs" / "snli"
+CONFIGS = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "snli"
 LABELS = {"entailment", "neutral", "contradiction"}
 ELMO_PLACES = {
     "snli_baseline": (False, False),

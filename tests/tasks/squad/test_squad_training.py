@@ -18,7 +18,7 @@ CONFIGS = ["squad_baseline", "squad_elmo", "squad_elmo_output", "squad_elmo_inpu
 
 
 def train(config: str, serialization_dir: Path, **extra_overrides):
-    config_path = ROOT / "training_configs" / "squad" / f"{config}.jsonnet"
+    config_path = ROOT / "elmo_plugin" / "training_configs" / "squad" / f"{config}.jsonnet"
     return train_config(config_path, serialization_dir, {**SMALL, **extra_overrides})
 
 

@@ -12,7 +12,7 @@ from allennlp.data import Vocabulary
 from tests.tasks.srl.srl_small_overrides import NUM_FILTERS, PREDICATE_DIM, SMALL, WORD_DIM
 from tests.tasks.training_helpers import assert_input_size_must_match
 
-CONFIGS = Path(__file__).resolve().parents[3] / "training_configs" / "srl"
+CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "srl"
 ELMO = "model.text_field_embedder.token_embedders.elmo"
 
 import_module_and_submodules("elmo_plugin")

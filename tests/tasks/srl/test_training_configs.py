@@ -34,7 +34,7 @@ def trained(request, tmp_path_factory):
     cwd = os.getcwd()
     os.chdir(ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
     try:
-        train_config(ROOT / "training_configs" / "srl" / config, serialization_dir, overrides)
+        train_config(ROOT / "elmo_plugin" / "training_configs" / "srl" / config, serialization_dir, overrides)
     finally:
         os.chdir(cwd)
     return config, label_mode, serialization_dir

@@ -1,25 +1,47 @@
-// The ELMo blocks every task config imports. A config of your own can import this file too:
+// The ELMo blocks every task config imports. A config of your own can import this file too
+// (README "Using the plugin from your own project": `allennlp` finds "elmo_plugin/..." imports
+// in the installed package):
 //
-//   local elmo = (import "training_configs/common/elmo.libsonnet") + {
+//   local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
 //     options_file: "/models/elmo_original/options.json",
 //     weight_file: "/models/elmo_original/weights.hdf5",
 //   };
 //   ... "token_embedders": { "elmo": elmo.embedder() + { dropout: 0.2 } } ...
 //
 // Fields refer to `self`, so overriding `options_file`/`weight_file` reaches every block.
+local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
 {
   // The biLM used by default: the project's own, pretrained on Wikipedia
-  // (pretrained/elmo_wikipedia_512x128/README.md). Any bilm-tf-format model works: ours from
-  // `allennlp elmo-export`, or a published one.
-  options_file: "pretrained/elmo_wikipedia_512x128/options.json",
-  weight_file: "pretrained/elmo_wikipedia_512x128/weights.hdf5",
+  // (elmo_plugin/pretrained/elmo_wikipedia_512x128/README.md), named so that it resolves from
+  // any working directory. Any bilm-tf-format model works: ours from `allennlp elmo-export`,
+  // or a published one.
+  options_file: shipped + "/options.json",
+  weight_file: shipped + "/weights.hdf5",
+
+  // The shipped biLM's options.json inline, by its name: a trained model.tar.gz carries them
+  // in its config.json and loads with no biLM file at all (the weights are in the archive).
+  // An `options_file` of another name is read from disk as usual; to make its archives
+  // travel the same way, add `known_options+: { [path]: import path }` with its literal path.
+  known_options: { [shipped + "/options.json"]: import "../../pretrained/elmo_wikipedia_512x128/options.json" },
 
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
 
+  // ELMo's indexer beside a plain "tokens" one whose embedder outputs nothing, for models that
+  // read token ids from the text field (AllenNLP's basic_classifier: without them it fails
+  // with "Our heuristic for guessing the right token ids failed"):
+  //   token_indexers: elmo.indexers,  ...  token_embedders: elmo.embedders(elmo.embedder())
+  indexers: { tokens: { type: "single_id" }, elmo: $.indexer },
+  embedders(embedder):: { tokens: { type: "empty" }, elmo: embedder },
+
+  // Logs the learned layer weights each epoch for any model (ours report them themselves):
+  //   trainer: { ..., callbacks: elmo.callbacks }
+  callbacks: [{ type: "elmo_layer_weights" }],
+
   // Settings shared by the embedder and the Elmo module.
   common_settings:: {
     options_file: $.options_file,
+    known_options: $.known_options,
     weight_file: $.weight_file,
   },
 

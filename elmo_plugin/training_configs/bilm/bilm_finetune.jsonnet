@@ -1,8 +1,8 @@
 // Domain adaptation (Peters et al. 2018, section 5): continue training a biLM on text of the
-// target domain before using it as ELMo. Here: the shipped biLM (pretrained/, exported with
+// target domain before using it as ELMo. Here: the shipped biLM (elmo_plugin/pretrained/, exported with
 // its softmax), trained one more epoch on image captions (SNLI premises, bundled).
 //
-//   allennlp train training_configs/bilm/bilm_finetune.jsonnet -s runs/bilm_captions --include-package elmo_plugin
+//   allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s runs/bilm_captions --include-package elmo_plugin
 //   allennlp elmo-export runs/bilm_captions/model.tar.gz runs/bilm_captions/elmo
 //
 // From your own export (`allennlp elmo-export ... --include-softmax`): override
@@ -10,7 +10,7 @@
 // From a published biLM (options + weights only, no softmax): set `model.options_file` and
 // `model.weight_file`, drop `model.softmax_file`, and count the vocabulary from the domain
 // corpus instead: "vocabulary": {"type": "from_corpus", "corpus": <domain corpus>}.
-local export = "pretrained/elmo_wikipedia_512x128";
+local export = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
 local train = "fixtures/lm/captions_train.txt";
 local valid = "fixtures/lm/captions_valid.txt";
 {

@@ -1,0 +1,58 @@
+"""
+Makes a pip-installed elmo_plugin a plugin of the `allennlp` command from any directory.
+
+AllenNLP 2.10 finds plugins only among its DEFAULT_PLUGINS, in `.allennlp_plugins` of the
+working directory or in `~/.allennlp/plugins`. The wheel installs `elmo_plugin_allennlp.pth`,
+which Python runs at start-up; it calls `install()`, which does nothing unless the process is
+the `allennlp` command. There it waits for `allennlp.common.plugins` to be imported, then
+adds `elmo_plugin` to its DEFAULT_PLUGINS (so our subcommands and every registered class load,
+tasks included) and lets jsonnet configs `import "elmo_plugin/training_configs/..."` from the
+installed package. `import elmo_plugin` alone changes nothing in the process.
+"""
+import functools
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+PLUGIN = "elmo_plugin"
+_WATCHED = "allennlp.common.plugins"
+
+
+def _runs_allennlp(argv) -> bool:
+    return (len(argv) > 1 and os.path.basename(argv[1]) == "allennlp") or argv[1:3] == [
+        "-m",
+        "allennlp",
+    ]
+
+
+def install() -> None:
+    if _runs_allennlp(getattr(sys, "orig_argv", sys.argv)):
+        sys.meta_path.insert(0, _AfterPluginsImport())
+
+
+def _register(plugins) -> None:
+    if PLUGIN not in plugins.DEFAULT_PLUGINS:
+        plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, PLUGIN)
+    params = sys.modules.get("allennlp.common.params")
+    spec = importlib.util.find_spec(PLUGIN)
+    if params is not None and spec is not None and spec.submodule_search_locations:
+        # jsonnet resolves imports next to the importing file, then in these directories.
+        package_parent = os.path.dirname(list(spec.submodule_search_locations)[0])
+        params.evaluate_file = functools.partial(params.evaluate_file, jpathdir=package_parent)
+
+
+class _AfterPluginsImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != _WATCHED:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        execute = spec.loader.exec_module
+
+        def exec_module(module) -> None:
+            execute(module)
+            _register(module)
+
+        spec.loader.exec_module = exec_module
+        return spec

@@ -1,0 +1,72 @@
+"""What a user outside the clone relies on: one import registers everything, the allennlp start-up
+hook acts only in the allennlp command, and no command tries the network."""
+import json
+import os
+import subprocess
+import sys
+
+import _elmo_plugin_allennlp
+from tests.conftest import FIXTURES, PROJECT_ROOT
+
+OFFLINE_TRAIN = """
+import sys
+def no_network(event, args):
+    if event in ("socket.connect", "socket.getaddrinfo"):
+        raise RuntimeError(f"network access tried: {event} {args}")
+sys.addaudithook(no_network)
+from allennlp.__main__ import run
+sys.argv = ["allennlp", "train", sys.argv[1], "-s", sys.argv[2], "--include-package", "elmo_plugin"]
+run()
+"""
+
+CONFIG = {
+    "dataset_reader": {"type": "text_classification_json", "tokenizer": {"type": "whitespace"},
+                       "token_indexers": {"tokens": {"type": "single_id"},
+                                          "elmo": {"type": "elmo_characters"}}},
+    "train_data_path": "train.jsonl",
+    "model": {"type": "basic_classifier",
+              "text_field_embedder": {"token_embedders": {"tokens": {"type": "empty"}, "elmo": {
+                  "type": "elmo", "options_file": os.path.join(FIXTURES, "elmo", "options.json")}}},
+              "seq2vec_encoder": {"type": "boe", "embedding_dim": 32}},
+    "data_loader": {"batch_size": 2},
+    "trainer": {"optimizer": "adam", "num_epochs": 1},
+}
+
+
+def _python(code: str, *args: str, cwd=PROJECT_ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_import_elmo_plugin_registers_the_tasks_and_changes_nothing_else():
+    code = (
+        "import os, sys\n"
+        "from allennlp.data import DatasetReader; from allennlp.models import Model\n"
+        "from allennlp.predictors import Predictor; import allennlp.training, h5py\n"
+        "environ, finders = dict(os.environ), list(sys.meta_path)\n"
+        "import elmo_plugin\n"
+        "DatasetReader.by_name('squad_v1'); Model.by_name('bidaf_rc'); Predictor.by_name('squad_answer')\n"
+        "Model.by_name('esim_nli'); Model.by_name('bilstm_crf_tagger'); Model.by_name('deep_srl')\n"
+        "assert dict(os.environ) == environ and sys.meta_path == finders\n"
+    )
+    result = _python(code)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_the_start_up_hook_acts_only_in_the_allennlp_command():
+    assert _elmo_plugin_allennlp._runs_allennlp(["/venv/bin/python", "/venv/bin/allennlp", "train"])
+    assert _elmo_plugin_allennlp._runs_allennlp(["python", "-m", "allennlp", "--help"])
+    assert not _elmo_plugin_allennlp._runs_allennlp(["python", "-c", "pass"])
+    assert not _elmo_plugin_allennlp._runs_allennlp(["python", "-m", "pytest"])
+
+
+def test_allennlp_train_with_the_plugin_tries_no_network_and_no_nltk_download(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    (tmp_path / "train.jsonl").write_text(
+        json.dumps({"text": "a good film", "label": "pos"}) + "\n"
+        + json.dumps({"text": "bad", "label": "neg"}) + "\n"
+    )
+    result = _python(OFFLINE_TRAIN, "config.json", "run", cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-5000:]
+    assert "network access tried" not in output and "[nltk_data]" not in output
+    assert (tmp_path / "run" / "model.tar.gz").is_file()
