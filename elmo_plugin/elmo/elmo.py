@@ -130,8 +130,11 @@ class Elmo(torch.nn.Module, FromParams):
     def reset_states(self) -> None:
         self._bilm.reset_states()
 
+    @overrides
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        # New weights are another biLM as far as the activation cache is concerned.
+        self._bilm_digest = None
         if any(key.startswith(prefix + "_bilm.") for key in state_dict):
             self._missing_weights = None
 
@@ -211,12 +214,6 @@ class Elmo(torch.nn.Module, FromParams):
                 f"{expected}; is the cache corrupt? delete its directory to start afresh"
             )
         return value
-
-    @overrides
-    def _load_from_state_dict(self, *args, **kwargs) -> None:
-        # New weights are another biLM as far as the activation cache is concerned.
-        self._bilm_digest = None
-        super()._load_from_state_dict(*args, **kwargs)
 
     def _pad_activations(
         self, per_sentence: List[torch.Tensor], lengths: List[int], like: torch.Tensor
