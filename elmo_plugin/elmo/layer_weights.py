@@ -20,5 +20,5 @@ def elmo_layer_weight_metrics(model: torch.nn.Module) -> Dict[str, float]:
         for m, mix in enumerate(elmo.scalar_mixes):
             for name, weight in zip(names, mix.normalized_weights().tolist()):
                 metrics[f"{prefix}_mix{m}_{name}"] = weight
-            metrics[f"{prefix}_mix{m}_gamma"] = float(mix.gamma)
+            metrics[f"{prefix}_mix{m}_gamma"] = float(mix.gamma.detach())
     return metrics
