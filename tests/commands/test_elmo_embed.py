@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 import sys
 
 import h5py
@@ -104,3 +106,17 @@ def test_a_batch_of_only_blank_lines(tmp_path, elmo_options, elmo_weights):
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert [written[str(i)].shape for i in range(9)] == (
             [(3, 2, 32)] * 3 + [(3, 0, 32)] * 4 + [(3, 1, 32), (3, 0, 32)])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_the_output_gets_the_mode_a_plain_open_would_give(tmp_path, elmo_options, elmo_weights, umask):
+    text = tmp_path / "in.txt"
+    text.write_text("a b c\n")
+    previous = os.umask(umask)
+    try:
+        embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
+        (tmp_path / "plain").write_text("")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "o.hdf5").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == 0o666 & ~umask
