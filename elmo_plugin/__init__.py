@@ -9,4 +9,5 @@ from elmo_plugin.version import VERSION as __version__
 import elmo_plugin.elmo  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
 import elmo_plugin.tasks  # noqa: F401
+import elmo_plugin.training  # noqa: F401
 import elmo_plugin.commands  # noqa: F401

@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 from typing import Iterator, List, Tuple
 
 import h5py
@@ -22,6 +21,7 @@ from allennlp.common.tqdm import Tqdm
 from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
+from elmo_plugin.atomic_files import replaced_when_complete
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
 
@@ -169,18 +169,8 @@ def _refuse_overwriting_input(input_file: str, output_file: str) -> None:
 def _replaced_when_complete(output_file: str) -> Iterator[h5py.File]:
     """An hdf5 file written beside `output_file` and renamed onto it only once complete, so
     a failure or a kill half-way leaves what was there before intact."""
-    directory = os.path.dirname(os.path.abspath(output_file))
-    handle, partial = tempfile.mkstemp(
-        prefix=f".{os.path.basename(output_file)}.", suffix=".partial", dir=directory
-    )
-    os.close(handle)
-    try:
-        with h5py.File(partial, "w") as out:
-            yield out
-        os.replace(partial, output_file)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+    with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
+        yield out
 
 
 def _embed_batch(bilm: ElmoBiLm, batch, cuda_device: int) -> List[numpy.ndarray]:

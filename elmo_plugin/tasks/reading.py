@@ -2,12 +2,19 @@
 What every task reader does with a file the same way: decode it line by line (a UTF-8 BOM
 dropped, a bad byte named by file and line) and refuse a file that gives nothing to train on.
 """
-from typing import Callable, Iterable, Iterator, TypeVar
+import logging
+from typing import Callable, Iterable, Iterator, List, Optional, TypeVar
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
+logger = logging.getLogger(__name__)
+
 T = TypeVar("T")
+
+# Longer than any real sentence (CoNLL-2003's longest has 124 tokens); what a file that lost its
+# blank lines becomes is far longer, and costs time and memory that grow with the length.
+DEFAULT_MAX_SENTENCE_LENGTH = 512
 
 _BOM = "\ufeff"
 
@@ -46,3 +53,18 @@ def require_some(
             f"{file_path}: no {what} found{'; ' + reason if reason else ''}; "
             "expected at least one"
         )
+
+
+def split_long(
+    items: List[T], max_length: Optional[int], file_path: str, line_number: int, what: str = "sentence"
+) -> List[List[T]]:
+    """`items` in consecutive pieces of at most `max_length` (one piece when it is short enough
+    or `max_length` is `None`); a split is logged as a warning naming the file and line."""
+    if max_length is None or len(items) <= max_length:
+        return [items]
+    logger.warning(
+        "%s, line %d: a %s of %d tokens, over the maximum of %d: split into %d pieces (a file "
+        "that lost its blank lines?)", file_path, line_number, what, len(items), max_length,
+        -(-len(items) // max_length),
+    )
+    return [items[start : start + max_length] for start in range(0, len(items), max_length)]

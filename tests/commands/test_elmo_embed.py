@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 import sys
 
 import h5py
@@ -122,3 +124,17 @@ def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elm
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
     embed_file(load_bilm(elmo_options, None), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), batch_size=2)
     assert totals == [2]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_the_output_gets_the_mode_a_plain_open_would_give(tmp_path, elmo_options, elmo_weights, umask):
+    text = tmp_path / "in.txt"
+    text.write_text("a b c\n")
+    previous = os.umask(umask)
+    try:
+        embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
+        (tmp_path / "plain").write_text("")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "o.hdf5").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == 0o666 & ~umask

@@ -54,6 +54,8 @@ local data = import "../common/data.libsonnet";
     validation_metric: "-perplexity",
     // Mid-epoch checkpoints, for `--recover` (by batches: distributed training cannot
     // checkpoint by seconds).
-    checkpointer: { save_every_num_batches: 2000, keep_most_recent_by_count: 3 },
+    // Written atomically; `exact_resume` makes `--recover` replay the same random draws.
+    checkpointer: { type: "atomic", save_every_num_batches: 2000, keep_most_recent_by_count: 3 },
+    callbacks: [{ type: "exact_resume" }],
   },
 }

@@ -34,6 +34,8 @@ local valid = "fixtures/lm/captions_valid.txt";
     grad_norm: 10.0,
     num_epochs: 1,
     validation_metric: "-perplexity",
-    checkpointer: { keep_most_recent_by_count: 1 },
+    // Written atomically; `exact_resume` makes `--recover` replay the same random draws.
+    checkpointer: { type: "atomic", keep_most_recent_by_count: 1 },
+    callbacks: [{ type: "exact_resume" }],
   },
 }

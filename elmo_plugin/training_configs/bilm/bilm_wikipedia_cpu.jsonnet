@@ -36,6 +36,8 @@ local cnn = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]];
     grad_norm: 10.0,
     num_epochs: 40,
     validation_metric: "-perplexity",
-    checkpointer: { keep_most_recent_by_count: 2 },
+    // Written atomically; `exact_resume` makes `--recover` replay the same random draws.
+    checkpointer: { type: "atomic", keep_most_recent_by_count: 2 },
+    callbacks: [{ type: "exact_resume" }],
   },
 }

@@ -6,7 +6,10 @@
     patience: patience,
     validation_metric: validation_metric,
     grad_norm: grad_norm,
-    checkpointer: { keep_most_recent_by_count: 2 },
+    // Checkpoints written atomically, and `--recover` exact: the same data order and random
+    // draws as an uninterrupted run (elmo_plugin/training/).
+    checkpointer: { type: "atomic", keep_most_recent_by_count: 2 },
+    callbacks: [{ type: "exact_resume" }],
   },
   // Batches of similar length: less padding, so less wasted work.
   data_loader(batch_size=32):: {

@@ -112,3 +112,19 @@ def test_malformed_input_names_file_and_line(tmp_path, text, line, expected):
 def test_unknown_tag_scheme_is_a_configuration_error():
     with pytest.raises(ConfigurationError, match="tag_scheme must be one of"):
         Conll2003NerReader(tag_scheme="IOBES")
+
+
+def test_a_sentence_over_the_maximum_length_is_split_with_a_warning_naming_file_and_line(tmp_path, caplog):
+    from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+
+    conll = tmp_path / "no_blank_lines.txt"
+    rows = ["-DOCSTART- -X- -X- O", ""] + [f"w{i} NN I-NP {'I-PER' if i % 7 else 'O'}" for i in range(1200)]
+    conll.write_text("\n".join(rows) + "\n")
+    with caplog.at_level("WARNING"):
+        instances = list(Conll2003NerReader().read(str(conll)))
+    assert [len(i["tokens"]) for i in instances] == [512, 512, 176]
+    assert [t.text for i in instances for t in i["tokens"]] == [f"w{i}" for i in range(1200)]
+    assert "no_blank_lines.txt, line 3: a sentence of 1200 tokens, over the maximum of 512" in caplog.text
+    assert instances[1]["tags"].labels[0] != "I-PER"  # each piece recoded on its own: valid BIOUL
+    whole = list(Conll2003NerReader(max_sentence_length=None).read(str(conll)))
+    assert [len(i["tokens"]) for i in whole] == [1200]

@@ -9,7 +9,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
-from elmo_plugin.tasks.reading import require_some, text_lines
+from elmo_plugin.tasks.reading import DEFAULT_MAX_SENTENCE_LENGTH, require_some, split_long, text_lines
 from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,10 @@ class Conll2003NerReader(DatasetReader):
         The entity types a tag may name; a tag of another type is an error. `None` accepts
         any type.
     label_namespace : `str`, optional (default = `"labels"`)
+    max_sentence_length : `int`, optional (default = `512`)
+        A longer sentence is split into pieces of this many tokens, with a warning naming the
+        file and line (a file that lost its blank lines would otherwise be one huge sentence).
+        `None` keeps every sentence whole.
     """
 
     def __init__(
@@ -57,6 +61,7 @@ class Conll2003NerReader(DatasetReader):
         tag_scheme: str = "BIOUL",
         entity_types: Optional[List[str]] = list(CONLL2003_ENTITY_TYPES),
         label_namespace: str = "labels",
+        max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -68,15 +73,15 @@ class Conll2003NerReader(DatasetReader):
         self.tag_scheme = tag_scheme
         self._entity_types = None if entity_types is None else set(entity_types)
         self._label_namespace = label_namespace
+        self.max_sentence_length = max_sentence_length
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
         logger.info("Reading CoNLL-2003 NER sentences from %s", file_path)
         sentences = self._sentences(text_lines(file_path), file_path)
         for sentence in self.shard_iterable(require_some(sentences, file_path, "sentences")):
-            tokens = [Token(row[0]) for row in sentence.rows]
-            tags = [row[3] for row in sentence.rows]
-            yield self.text_to_instance(tokens, tags)
+            for rows in split_long(sentence.rows, self.max_sentence_length, file_path, sentence.first_line):
+                yield self.text_to_instance([Token(row[0]) for row in rows], [row[3] for row in rows])
 
     def _sentences(self, lines: Iterable[str], file_path: str) -> Iterator[Sentence]:
         """The sentences of the file, checked, with `-DOCSTART-` lines and blank lines as

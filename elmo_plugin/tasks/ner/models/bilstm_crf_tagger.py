@@ -7,7 +7,6 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.data.dataset_readers.dataset_utils.span_utils import TypedStringSpan, bio_tags_to_spans
 from allennlp.models.model import Model
 from allennlp.modules import (
-    ConditionalRandomField,
     FeedForward,
     Seq2SeqEncoder,
     TextFieldEmbedder,
@@ -21,6 +20,7 @@ from overrides import overrides
 
 from elmo_plugin.elmo import elmo_layer_weight_metrics
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
+from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
 from elmo_plugin.tasks.ner.tag_schemes import bioul_to_bio
 
 _SCHEME_PREFIXES = {"BIO": {"B", "I"}, "BIOUL": {"B", "I", "L", "U"}}
@@ -33,7 +33,8 @@ class BiLstmCrfTagger(Model):
     Peters et al. 2017): embedded tokens (words, characters and, for ELMo, the `elmo` token
     embedder concatenated to them) → dropout → a `Seq2SeqEncoder` (e.g. a 2-layer biLSTM)
     → dropout → an optional `FeedForward` → a linear layer scoring each tag → a
-    `ConditionalRandomField` whose transitions are constrained to the tag scheme. Decoding
+    conditional random field (AllenNLP's, with a backward pass linear in the sentence length:
+    `LinearTimeCrf`) whose transitions are constrained to the tag scheme. Decoding
     is Viterbi; the metric is span-based F1 (precision, recall and F1 over whole entities). `get_metrics` also reports the learned ELMo
     layer weights (`_elmo_mix0_*`).
 
@@ -103,7 +104,7 @@ class BiLstmCrfTagger(Model):
         scores_input_dim = (feedforward or encoder).get_output_dim()
         self.tag_scores = TimeDistributed(torch.nn.Linear(scores_input_dim, len(labels)))
         constraints = allowed_transitions(label_encoding, labels) if constrain_crf_decoding else None
-        self.crf = ConditionalRandomField(
+        self.crf = LinearTimeCrf(
             len(labels), constraints, include_start_end_transitions=include_start_end_transitions
         )
         self._verbose_metrics = verbose_metrics

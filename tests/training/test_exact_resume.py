@@ -1,0 +1,200 @@
+"""A run killed anywhere and resumed with `allennlp train --recover` ends bit-identical (weights
+and metrics) to an uninterrupted run, with dropout and sampled softmax on."""
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.training.callbacks import TrainerCallback
+
+import elmo_plugin.tasks.ner  # noqa: F401
+from tests.lm.conftest import TINY_BILM
+from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL
+from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files
+
+SENTENCES = "fixtures/lm/sentences.txt"
+
+
+@TrainerCallback.register("test_interrupt_after")
+class InterruptAfter(TrainerCallback):
+    """Logs each trained batch (epoch, number, digests of its data, of its loss and of the weights after it) and raises
+    KeyboardInterrupt (what Ctrl-C raises) after the `interrupt_after`-th of the whole run, once
+    (the `marker` file remembers it across the resumed run); 0 never interrupts."""
+
+    def __init__(self, serialization_dir: str, log: str, interrupt_after: int = 0, marker: str = "") -> None:
+        super().__init__(serialization_dir)
+        self.log, self.interrupt_after, self.marker = log, interrupt_after, marker
+
+    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs) -> None:
+        if not is_training:
+            return
+        data = sum(float(t.float().sum()) for t in _tensors(batch_inputs))
+        weights = sum(float(p.detach().double().sum()) for p in trainer.model.parameters())
+        with open(self.log, "a") as log:
+            log.write(f"{epoch} {batch_number} {data} {float(batch_outputs[0]['loss'].detach())!r} {weights!r}\n")
+        if self.interrupt_after and not os.path.exists(self.marker) and _lines(self.log) == self.interrupt_after:
+            Path(self.marker).touch()
+            raise KeyboardInterrupt
+
+
+def _tensors(value: Any) -> List[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [t for v in value for t in _tensors(v)] if isinstance(value, (list, tuple)) else []
+
+
+def _lines(path: str) -> int:
+    return sum(1 for _ in open(path))
+
+
+BILM_TINY = (
+    "training_configs/bilm/bilm_tiny.jsonnet",
+    {
+        "train_data_path": SENTENCES,
+        "validation_data_path": SENTENCES,
+        "vocabulary.corpus": SENTENCES,
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 16,  # sampled softmax, as shipped (dropout 0.1 kept)
+        "data_loader.batch_sampler.batch_size": 4,  # 10 batches an epoch
+        "trainer.num_epochs": 2,
+        "trainer.checkpointer.save_every_num_batches": 3,
+    },
+)
+NER_ELMO = (
+    "training_configs/ner/ner_elmo.jsonnet",
+    {
+        **NER_SMALL,
+        **bilm_files("model.text_field_embedder.token_embedders.elmo", FIXTURE_BILM),
+        "trainer.num_epochs": 2,
+        "data_loader.batch_sampler.batch_size": 4,  # 6 batches an epoch; dropout 0.5 kept
+        "trainer.checkpointer.save_every_num_batches": 2,
+    },
+)
+# ELMo's caches (of character-CNN outputs by token type, of biLM activations by sentence) hold
+# values computed in the batches of the interrupted run, which the resumed one computes afresh in
+# other batches: equal to float rounding only. Without them a resumed run is bit-identical.
+ELMO = "model.text_field_embedder.token_embedders.elmo"
+NER_ELMO_UNCACHED = (NER_ELMO[0], {**NER_ELMO[1], f"{ELMO}.activation_cache": None, f"{ELMO}.char_cnn_cache_size": 0})
+
+
+def _train(config: Tuple[str, Dict], directory: Path, interrupt_after: int = 0, recover: bool = False,
+           exact_resume: bool = True) -> List[str]:
+    path, overrides = config
+    callbacks = [{"type": "exact_resume"}] if exact_resume else []
+    callbacks.append({"type": "test_interrupt_after", "log": str(directory) + ".log",
+                      "interrupt_after": interrupt_after, "marker": str(directory) + ".marker"})
+    overrides = {**overrides, "trainer.callbacks": callbacks}
+    train_model_from_file(path, str(directory), overrides=json.dumps(overrides), recover=recover)
+    return open(str(directory) + ".log").read().splitlines()
+
+
+def _interrupted_and_resumed(config, directory: Path, interrupt_after: int, exact_resume: bool = True) -> List[str]:
+    with pytest.raises(KeyboardInterrupt):
+        _train(config, directory, interrupt_after, exact_resume=exact_resume)
+    return _train(config, directory, interrupt_after, recover=True, exact_resume=exact_resume)
+
+
+def _weights(directory: Path) -> Dict[str, Dict[str, torch.Tensor]]:
+    last = max(directory.glob("model_state_e*_b0.th"), key=lambda p: int(p.name.split("_")[2][1:]))
+    return {name: torch.load(directory / name) for name in ("best.th", last.name)}
+
+
+def _metrics(directory: Path) -> Dict[str, Dict[str, float]]:
+    """The metrics of each epoch (`metrics_epoch_*.json`) and of the run (`metrics.json`),
+    less times and memory."""
+    files = sorted(directory.glob("metrics_epoch_*.json")) + [directory / "metrics.json"]
+    return {
+        file.name: {k: v for k, v in json.loads(file.read_text()).items() if not (k.endswith("duration") or "memory" in k)}
+        for file in files
+    }
+
+
+def _training_loss(log: List[str], epoch: int, batches: int) -> float:
+    """AllenNLP's epoch `training_loss`, from the logged losses: their sum over `batches`."""
+    return sum(float(line.split()[3]) for line in log if int(line.split()[0]) == epoch) / batches
+
+
+@pytest.fixture(scope="module")
+def straight_runs(tmp_path_factory):
+    runs = {}
+    for name, config in (("bilm_tiny", BILM_TINY), ("ner_elmo", NER_ELMO_UNCACHED), ("ner_elmo_cached", NER_ELMO)):
+        directory = tmp_path_factory.mktemp(name) / "straight"
+        runs[name] = (_train(config, directory), _weights(directory), _metrics(directory))
+    return runs
+
+
+@pytest.mark.parametrize(
+    "name, config, interrupt_after, resumed_from",
+    [
+        # Killed one batch after a mid-epoch checkpoint: resumes at the checkpoint.
+        ("bilm_tiny", BILM_TINY, 14, 13),
+        # Killed in the middle of epoch 2 before its first checkpoint: resumes at epoch 1's end.
+        ("bilm_tiny", BILM_TINY, 12, 10),
+        # Killed in the middle of the first epoch, after its checkpoint.
+        ("bilm_tiny", BILM_TINY, 5, 3),
+        ("ner_elmo", NER_ELMO_UNCACHED, 9, 8),
+        ("ner_elmo", NER_ELMO_UNCACHED, 7, 6),
+    ],
+)
+def test_killed_and_resumed_ends_bit_identical_to_the_uninterrupted_run(
+    tmp_path, straight_runs, name, config, interrupt_after, resumed_from
+):
+    straight_log, straight_weights, straight_metrics = straight_runs[name]
+    log = _interrupted_and_resumed(config, tmp_path / "run", interrupt_after)
+    # Before the kill and after the resume, the very batches (data and loss) of the straight run.
+    assert log[:interrupt_after] == straight_log[:interrupt_after]
+    assert log[interrupt_after:] == straight_log[resumed_from:]
+    weights = _weights(tmp_path / "run")
+    assert weights.keys() == straight_weights.keys()
+    for file, state in straight_weights.items():
+        for parameter, value in state.items():
+            assert torch.equal(value, weights[file][parameter]), (file, parameter)
+    # Every validation metric, the best epoch and its metrics, exactly; the training metrics
+    # too, except those of an epoch resumed in its middle: AllenNLP's trainer keeps the epoch's
+    # running loss and the model's metric counts in memory only, so there they cover the batches
+    # trained after the resume (the loss summed over those, divided by all the epoch's batches).
+    metrics = _metrics(tmp_path / "run")
+    assert metrics.keys() == straight_metrics.keys()
+    batches = int(straight_log[-1].split()[1])
+    resumed_epoch = resumed_from // batches if resumed_from % batches else None
+    for file, expected in straight_metrics.items():
+        epoch = expected["epoch"]
+        for key, value in expected.items():
+            if key.startswith("training_") and epoch == resumed_epoch:
+                continue
+            assert metrics[file][key] == value, (file, key)
+        if epoch == resumed_epoch:
+            assert expected["training_loss"] == pytest.approx(_training_loss(straight_log, epoch, batches), rel=1e-9)
+            resumed_log = log[interrupt_after:]
+            assert metrics[file]["training_loss"] == pytest.approx(_training_loss(resumed_log, epoch, batches), rel=1e-9)
+
+
+def test_without_exact_resume_the_resumed_run_ends_elsewhere(tmp_path, straight_runs):
+    """What AllenNLP's trainer alone gives (why `exact_resume` is in the shipped configs)."""
+    straight_log, straight_weights, straight_metrics = straight_runs["bilm_tiny"]
+    log = _interrupted_and_resumed(BILM_TINY, tmp_path / "run", 14, exact_resume=False)
+    assert [line.split()[:3] for line in log[14:]] == [line.split()[:3] for line in straight_log[13:]]
+    assert log[14:] != straight_log[13:]  # the same data, other dropout masks and samples
+    assert _metrics(tmp_path / "run")["metrics.json"]["best_validation_perplexity"] != (
+        straight_metrics["metrics.json"]["best_validation_perplexity"]
+    )
+
+
+def test_with_elmo_caches_a_resumed_run_ends_equal_to_float_rounding(tmp_path, straight_runs):
+    straight_log, straight_weights, straight_metrics = straight_runs["ner_elmo_cached"]
+    log = _interrupted_and_resumed(NER_ELMO, tmp_path / "run", 9)
+    assert [line.split()[:3] for line in log[9:]] == [line.split()[:3] for line in straight_log[8:]]
+    weights = _weights(tmp_path / "run")
+    for file, state in straight_weights.items():
+        for parameter, value in state.items():
+            assert torch.allclose(value, weights[file][parameter], rtol=0, atol=1e-6), (file, parameter)
+    expected = straight_metrics["metrics.json"]
+    metrics = _metrics(tmp_path / "run")["metrics.json"]
+    for key in ("best_epoch", "best_validation_f1-measure-overall", "validation_f1-measure-overall"):
+        assert metrics[key] == expected[key], key
+    assert metrics["validation_loss"] == pytest.approx(expected["validation_loss"], rel=1e-5)
