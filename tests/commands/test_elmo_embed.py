@@ -122,3 +122,20 @@ def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elm
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
     embed_file(load_bilm(elmo_options, None), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), batch_size=2)
     assert totals == [2]
+
+
+def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(monkeypatch, tmp_path, elmo_options, elmo_weights, sentences):
+    text = tmp_path / "sentences.txt"
+    text.write_text("\n".join(" ".join(s) for s in sentences[:6]) + "\n")
+    written = {}
+    for name in ("float32", "bfloat16"):
+        output = tmp_path / f"{name}.hdf5"
+        run_command(monkeypatch, str(text), str(output), "--options-file", elmo_options,
+                    "--weight-file", elmo_weights, "--compute-dtype", name)
+        with h5py.File(output, "r") as handle:
+            written[name] = [handle[str(i)][...] for i in range(6)]
+    for exact, reduced in zip(written["float32"], written["bfloat16"]):
+        assert reduced.dtype == numpy.float32
+        for a, b in zip(exact, reduced):  # each layer
+            assert numpy.abs(a - b).max() / numpy.abs(a).max() < 2e-2
+    assert any(not numpy.array_equal(a, b) for a, b in zip(written["float32"], written["bfloat16"]))
