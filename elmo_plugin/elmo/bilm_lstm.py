@@ -2,7 +2,7 @@ from typing import List, NamedTuple, Optional, Tuple
 
 import torch
 
-from elmo_plugin.elmo.compute_dtype import ReducedCopies
+from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
 
 
 class LstmState(NamedTuple):
@@ -124,8 +124,8 @@ class BiLstmLayer(torch.nn.Module):
             input_weight, state_weight, projection_weight = self._reduced.get(
                 (self.input_weight, self.state_weight, self.projection_weight), self.compute_dtype
             )
-        # The gate inputs (and so every step's gates) are float32: the bias is added to the
-        # reduced-precision product in float32, and so is each step's state product below.
+        # The gate inputs (and so every step's gates) are float32: the reduced-precision product
+        # is added to the bias in float32, and each step's state product to them.
         gate_inputs = _add_product(self.bias, inputs.to(input_weight.dtype), input_weight)
         hidden, memory = initial
         hidden = hidden.to(state_weight.dtype)
@@ -162,11 +162,10 @@ class BiLstmLayer(torch.nn.Module):
 
 def _add_product(sums: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """`sums + a @ b` in `sums`' dtype (float32): one fused `baddbmm` when all three share it
-    (the exact path), else the reduced-precision product added to the float32 sums, which type
-    promotion does in the one addition kernel."""
+    (the exact path), else the reduced-precision product added to the float32 sums."""
     if a.dtype == sums.dtype:
         return torch.baddbmm(sums, a, b)
-    return sums + torch.bmm(a, b)
+    return plus_float32(torch.bmm(a, b), sums)
 
 
 class ElmoBiLstm(torch.nn.Module):

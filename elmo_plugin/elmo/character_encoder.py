@@ -7,7 +7,7 @@ from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
 from allennlp.modules.highway import Highway
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
-from elmo_plugin.elmo.compute_dtype import ReducedCopies
+from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
 
 _ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.nn.functional.relu,
@@ -184,7 +184,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
     def _encode_reduced(self, type_ids: torch.Tensor) -> torch.Tensor:
         """`_encode` with the convolutions and the linear layers in the compute dtype, on
         weights cast once per call (and kept while frozen). The biases are added in float32 to
-        the products (type promotion does it in the addition), a convolution's after the
+        the products, a convolution's after the
         max-pooling, which a constant per filter commutes with; the highway gating is float32.
         Returns float32."""
         highway_layers = list(self.highways._layers)
@@ -202,15 +202,17 @@ class ElmoCharacterEncoder(torch.nn.Module):
         pooled = []
         for convolution, weight in zip(self.convolutions, convolution_weights):
             features, _ = torch.nn.functional.conv1d(embedded, weight).max(dim=-1)
-            pooled.append(self._activation(features + convolution.bias))
+            pooled.append(self._activation(plus_float32(features, convolution.bias)))
         current = torch.cat(pooled, dim=-1)
         for layer, weight in zip(highway_layers, highway_weights):
-            projected = torch.nn.functional.linear(current.to(weight.dtype), weight) + layer.bias
+            projected = plus_float32(
+                torch.nn.functional.linear(current.to(weight.dtype), weight), layer.bias
+            )
             nonlinear, gate = projected.chunk(2, dim=-1)
             gate = torch.sigmoid(gate)
             current = gate * current + (1 - gate) * self.highways._activation(nonlinear)
         projection = torch.nn.functional.linear(current.to(weights[-1].dtype), weights[-1])
-        return projection + self.projection.bias
+        return plus_float32(projection, self.projection.bias)
 
     def _trim_padding(self, type_ids: torch.Tensor) -> torch.Tensor:
         """Drops the character positions that only padding reaches, keeping one all-padding
