@@ -16,8 +16,14 @@ Both implementations run with the same MKL kernels: MKL's own choice by default
 for both (`elmo_plugin/elmo/mkl_dispatch.py`: only the MKL of torch 1.12, the "allennlp-2.10"
 profile, honours it).
 
+With `--compute-dtype bfloat16` ours runs its products in bfloat16 (AllenNLP's stays float32,
+the reference), and the table adds the largest difference of each layer's activations on the
+first timed batch, relative to that layer's largest float32 activation (the measure of
+`tests/elmo/test_compute_dtype.py`; the issue's goal is 2e-2).
+
     python benchmarks/embedding_speed.py --sizes small original --runs 3
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --mkl-dispatch avx2
+    python benchmarks/embedding_speed.py --sizes small original --runs 3 --compute-dtype bfloat16
 """
 import argparse
 import json
@@ -95,7 +101,7 @@ def batches(sentences, batch_size):
 
 
 def worker(implementation: str, model_dir: str, sentences_file: str, batch_size: int, out: str,
-           device: str = "cpu"):
+           device: str = "cpu", compute_dtype: str = "float32"):
     import torch
     from allennlp.modules.elmo import batch_to_ids
 
@@ -117,7 +123,7 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
     else:
         from elmo_plugin.elmo import Elmo
 
-        elmo = Elmo(options, weights, 1, dropout=0.0)
+        elmo = Elmo(options, weights, 1, dropout=0.0, compute_dtype=compute_dtype)
         run = lambda ids: elmo.bilm(ids)["activations"]  # noqa: E731
     elmo.eval().to(device)
     synchronize = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
@@ -125,7 +131,7 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
         sentences = json.load(handle)
     warm_up, sentences = sentences["warm_up"], sentences["timed"]
     tokens = sum(len(s) for s in sentences)
-    checksum = []
+    checksum, first_batch = [], None
     with torch.no_grad():
         run(batch_to_ids(warm_up).to(device))
         if implementation == "ours":
@@ -135,6 +141,8 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
         for batch in batches(sentences, batch_size):
             activations = run(batch_to_ids(batch).to(device))
             checksum.append([float(layer.abs().sum()) for layer in activations])
+            if first_batch is None:
+                first_batch = [layer.cpu() for layer in activations]
         synchronize()
         elapsed = time.perf_counter() - start
     if device.startswith("cuda"):
@@ -146,6 +154,7 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
             {"tokens_per_s": tokens / elapsed, "seconds": elapsed, "peak_mb": peak_mb,
              "checksum": checksum}, handle
         )
+    torch.save(first_batch, out + ".first_batch.pt")
 
 
 def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
@@ -161,16 +170,29 @@ def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
     return environment
 
 
-def measure(implementation, model_dir, sentences_file, batch_size, environment, device="cpu") -> Dict:
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run(
-            [sys.executable, __file__, "--worker", implementation, "--model-dir", model_dir,
-             "--sentences-file", sentences_file, "--batch-size", str(batch_size),
-             "--out", out.name, "--device", device],
-            check=True, env=environment,
-        )
-        with open(out.name) as handle:
-            return json.load(handle)
+def measure(implementation, model_dir, sentences_file, batch_size, environment, device="cpu",
+            compute_dtype="float32") -> Dict:
+    """One worker's result; `first_batch` is the path of its first batch's activations."""
+    handle, out = tempfile.mkstemp(prefix=f"{implementation}-", suffix=".json", dir=model_dir)
+    os.close(handle)
+    subprocess.run(
+        [sys.executable, __file__, "--worker", implementation, "--model-dir", model_dir,
+         "--sentences-file", sentences_file, "--batch-size", str(batch_size),
+         "--out", out, "--device", device, "--compute-dtype", compute_dtype],
+        check=True, env=environment,
+    )
+    with open(out) as handle:
+        return dict(json.load(handle), first_batch=out + ".first_batch.pt")
+
+
+def max_layer_difference(reference: str, other: str) -> float:
+    """The largest difference of any layer's activations, relative to that layer's largest."""
+    import torch
+
+    return max(
+        float((a - b).abs().max() / a.abs().max())
+        for a, b in zip(torch.load(reference), torch.load(other))
+    )
 
 
 def max_relative_difference(a, b) -> float:
@@ -180,6 +202,8 @@ def max_relative_difference(a, b) -> float:
 
 
 def main():
+    from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=list(SIZES))
     parser.add_argument("--runs", type=int, default=3)
@@ -189,13 +213,16 @@ def main():
     parser.add_argument("--mkl-dispatch", choices=["default", "avx2"], default="default",
                         help="MKL kernels for both: MKL's own choice, or AVX2 on AMD processors")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU (peak memory is then the GPU's)")
+    parser.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
+                        help="ours computes in this dtype; AllenNLP's stays float32")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     parser.add_argument("--sentences-file", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.out, args.device)
+        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.out, args.device,
+               args.compute_dtype)
         return
     if not os.path.exists(CORPUS):
         sys.exit(f"needs {CORPUS} (../shared/data beside the project root)")
@@ -207,10 +234,11 @@ def main():
     print(f"Python {platform.python_version()}, torch {torch.__version__}, device {args.device}; "
           f"threads: {os.environ.get('BENCH_THREADS', '2')}, batch size {args.batch_size}, "
           f"{args.runs} runs each, medians; corpus {os.path.relpath(CORPUS)}; MKL_DEBUG_CPU_TYPE="
-          f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both")
+          f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both; ours in {args.compute_dtype}, "
+          "AllenNLP's in float32")
     print("| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
-          "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums | max rel. diff of layers |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         count = args.sentences or (256 if size == "small" else 128)
         sentences = read_sentences(count + args.batch_size)
@@ -225,8 +253,11 @@ def main():
                 for implementation in ("allennlp", "ours"):
                     results[implementation].append(
                         measure(implementation, model_dir, sentences_file, args.batch_size, environment,
-                                args.device)
+                                args.device, args.compute_dtype)
                     )
+            layers = max_layer_difference(
+                results["allennlp"][0]["first_batch"], results["ours"][0]["first_batch"]
+            )
         speed = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in results.items()}
         peak = {k: statistics.median(r["peak_mb"] for r in v) for k, v in results.items()}
         difference = max_relative_difference(
@@ -235,7 +266,7 @@ def main():
         tokens = sum(len(s) for s in sentences)
         print(f"| {size} | {count} | {tokens} | {speed['allennlp']:.0f} | {speed['ours']:.0f} | "
               f"{speed['ours'] / speed['allennlp']:.2f}x | {peak['allennlp']:.0f} | "
-              f"{peak['ours']:.0f} | {difference:.1e} |", flush=True)
+              f"{peak['ours']:.0f} | {difference:.1e} | {layers:.1e} |", flush=True)
 
 
 if __name__ == "__main__":

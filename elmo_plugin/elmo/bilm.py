@@ -6,6 +6,7 @@ import torch
 
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
 from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
+from elmo_plugin.elmo.compute_dtype import compute_dtype_name, parse_compute_dtype
 
 
 class ElmoBiLm(torch.nn.Module):
@@ -44,6 +45,18 @@ class ElmoBiLm(torch.nn.Module):
 
     def get_output_dim(self) -> int:
         return 2 * self.lstm.hidden_size
+
+    @property
+    def compute_dtype(self) -> str:
+        return compute_dtype_name(self.lstm.compute_dtype)
+
+    def set_compute_dtype(self, name: str) -> None:
+        """`"float32"` (exact, the default) or `"bfloat16"`: the dtype of the character
+        encoder's and the LSTM's products, the parameters and outputs staying float32 (see
+        `elmo_plugin.elmo.compute_dtype`)."""
+        dtype = parse_compute_dtype(name)
+        self.character_encoder.set_compute_dtype(dtype)
+        self.lstm.set_compute_dtype(dtype)
 
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
@@ -159,9 +172,12 @@ class ElmoBiLm(torch.nn.Module):
         return cls(encoder, bilstm, stateful=stateful)
 
     def digest(self) -> bytes:
-        """16 bytes that differ between biLMs of different options or weights."""
+        """16 bytes that differ between biLMs of different options, weights or compute dtypes."""
         digest = hashlib.blake2b(digest_size=16)
         digest.update(json.dumps(self.options(), sort_keys=True).encode("utf-8"))
+        if self.compute_dtype != "float32":
+            # Other activations; float32 digests stay as they were, so do existing caches.
+            digest.update(self.compute_dtype.encode("utf-8"))
         for name, tensor in self.state_dict().items():
             digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode("utf-8"))
             digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())

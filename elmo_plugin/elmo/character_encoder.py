@@ -7,6 +7,8 @@ from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
 from allennlp.modules.highway import Highway
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
+from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
+
 _ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.nn.functional.relu,
     "tanh": torch.tanh,
@@ -52,6 +54,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
     cache_size : `int`, optional (default = `50000`)
         Number of token types whose encodings are memoised while the encoder is frozen;
         0 disables the cache.
+
+    `set_compute_dtype` chooses the dtype of the convolutions and linear layers (float32 by
+    default, exact); see `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -109,6 +114,13 @@ class ElmoCharacterEncoder(torch.nn.Module):
             persistent=False,
         )
         self._type_cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+        self.compute_dtype = torch.float32
+        self._reduced = ReducedCopies()
+
+    def set_compute_dtype(self, dtype: torch.dtype) -> None:
+        # Encodings remembered in one precision are not those of the other.
+        self.clear_cache()
+        self.compute_dtype = dtype
 
     def get_output_dim(self) -> int:
         return self.projection_dim
@@ -160,12 +172,47 @@ class ElmoCharacterEncoder(torch.nn.Module):
 
     def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
         type_ids = self._trim_padding(type_ids)
+        if self.compute_dtype != torch.float32:
+            return self._encode_reduced(type_ids)
         embedded = torch.nn.functional.embedding(type_ids, self.char_embedding).transpose(1, 2)
         pooled = []
         for convolution in self.convolutions:
             features, _ = convolution(embedded).max(dim=-1)
             pooled.append(self._activation(features))
         return self.projection(self.highways(torch.cat(pooled, dim=-1)))
+
+    def _encode_reduced(self, type_ids: torch.Tensor) -> torch.Tensor:
+        """`_encode` with the convolutions and the linear layers in the compute dtype, on
+        weights cast once per call (and kept while frozen). The biases are added in float32 to
+        the products, a convolution's after the
+        max-pooling, which a constant per filter commutes with; the highway gating is float32.
+        Returns float32."""
+        highway_layers = list(self.highways._layers)
+        weights = self._reduced.get(
+            [self.char_embedding]
+            + [convolution.weight for convolution in self.convolutions]
+            + [layer.weight for layer in highway_layers]
+            + [self.projection.weight],
+            self.compute_dtype,
+        )
+        char_embedding, weights = weights[0], weights[1:]
+        convolution_weights = weights[: len(self.convolutions)]
+        highway_weights = weights[len(self.convolutions) : -1]
+        embedded = torch.nn.functional.embedding(type_ids, char_embedding).transpose(1, 2)
+        pooled = []
+        for convolution, weight in zip(self.convolutions, convolution_weights):
+            features, _ = torch.nn.functional.conv1d(embedded, weight).max(dim=-1)
+            pooled.append(self._activation(plus_float32(features, convolution.bias)))
+        current = torch.cat(pooled, dim=-1)
+        for layer, weight in zip(highway_layers, highway_weights):
+            projected = plus_float32(
+                torch.nn.functional.linear(current.to(weight.dtype), weight), layer.bias
+            )
+            nonlinear, gate = projected.chunk(2, dim=-1)
+            gate = torch.sigmoid(gate)
+            current = gate * current + (1 - gate) * self.highways._activation(nonlinear)
+        projection = torch.nn.functional.linear(current.to(weights[-1].dtype), weights[-1])
+        return plus_float32(projection, self.projection.bias)
 
     def _trim_padding(self, type_ids: torch.Tensor) -> torch.Tensor:
         """Drops the character positions that only padding reaches, keeping one all-padding

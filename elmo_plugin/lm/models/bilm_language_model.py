@@ -73,6 +73,11 @@ class BilmLanguageModel(Model):
         Dropout on each LSTM layer's input and on the top layer before the softmax, in
         training (bilm-tf's `dropout`).
     initializer : `InitializerApplicator`, optional
+    compute_dtype : `str`, optional (default = `"float32"`)
+        `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
+        once per batch, the parameters and the optimizer's master weights staying float32,
+        the LSTM's gate math and states float32); the softmax stays float32. `"float32"` is
+        exact. See `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -86,11 +91,13 @@ class BilmLanguageModel(Model):
         num_samples: Optional[int] = 8192,
         dropout: float = 0.1,
         initializer: Optional[InitializerApplicator] = None,
+        compute_dtype: str = "float32",
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
         self._bilm = _build_bilm(bilm, options_file, weight_file)
         self._bilm.lstm.dropout.p = dropout
+        self._bilm.set_compute_dtype(compute_dtype)
         self._dropout = torch.nn.Dropout(dropout)
         _check_vocabulary(vocab)
         # Class k of the softmax is the word with id k + 1: id 0 is padding, never a target.
