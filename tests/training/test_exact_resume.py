@@ -53,7 +53,7 @@ def _lines(path: str) -> int:
 
 
 BILM_TINY = (
-    "training_configs/bilm/bilm_tiny.jsonnet",
+    "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
     {
         "train_data_path": SENTENCES,
         "validation_data_path": SENTENCES,
@@ -66,7 +66,7 @@ BILM_TINY = (
     },
 )
 NER_ELMO = (
-    "training_configs/ner/ner_elmo.jsonnet",
+    "elmo_plugin/training_configs/ner/ner_elmo.jsonnet",
     {
         **NER_SMALL,
         **bilm_files("model.text_field_embedder.token_embedders.elmo", FIXTURE_BILM),
