@@ -21,7 +21,12 @@ reports the medians of `--runs` runs, their ratio and each process's peak memory
 held-out perplexity with the full softmax on the first `--held-out` sentences of valid.
 
     python benchmarks/bilm_training_speed.py speed --runs 5
+    python benchmarks/bilm_training_speed.py speed --runs 5 --compute-dtype bfloat16
     python benchmarks/bilm_training_speed.py race --seconds 900
+
+With `--compute-dtype bfloat16` ours runs its matrix products and convolutions in bfloat16
+(float32 master weights, gate math and states: the `bilm` model's `compute_dtype`); the peer
+stays float32, the reference.
 
 Words are counted without the sentence markers. One thread per process (`--threads`): the
 machine these numbers come from is shared, and several OpenMP threads spinning while
@@ -135,7 +140,7 @@ def vocabulary():
     return Vocabulary.from_files(VOCAB_DIR)
 
 
-def build(which: str, vocab):
+def build(which: str, vocab, compute_dtype: str = "float32"):
     """The model and a function making its tensors for a batch of sentences."""
     import torch
     from allennlp.common import Params
@@ -154,7 +159,8 @@ def build(which: str, vocab):
         import allennlp_models.lm  # noqa: F401
 
     torch.manual_seed(0)
-    model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(OURS if which == "bilm" else PEER))))
+    config = dict(OURS, compute_dtype=compute_dtype) if which == "bilm" else PEER
+    model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config))))
     reader = BilmCorpusReader()
     peer_indexers = {"tokens": SingleIdTokenIndexer(), "token_characters": ELMoTokenCharactersIndexer()}
 
@@ -176,12 +182,12 @@ def build(which: str, vocab):
     return model, tensors
 
 
-def measure_speed(which: str, num_batches: int, threads: int) -> Dict:
+def measure_speed(which: str, num_batches: int, threads: int, compute_dtype: str) -> Dict:
     import torch
 
     torch.set_num_threads(threads)
     vocab = vocabulary()
-    model, tensors = build(which, vocab)
+    model, tensors = build(which, vocab, compute_dtype)
     sentences = read_sentences(TRAIN, BATCH_SIZE * (num_batches + 1))
     batches = [(tensors(b), sum(map(len, b))) for b in batches_of(sentences)]
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -262,12 +268,12 @@ def run_child(*arguments: str) -> Dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
-def compare_speed(runs: int, num_batches: int, threads: int) -> None:
+def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str) -> None:
     vocabulary()  # built once, before any timing
     results: Dict[str, List[Dict]] = {"peer": [], "bilm": []}
     for run in range(runs):
         for which in ("peer", "bilm"):
-            result = run_child("child-speed", which, str(num_batches), str(threads))
+            result = run_child("child-speed", which, str(num_batches), str(threads), compute_dtype)
             results[which].append(result)
             print(f"run {run + 1} {which}: {result['words_per_second']:.0f} words/s, "
                   f"peak {result['peak_rss_mb']:.0f} MB", flush=True)
@@ -297,17 +303,22 @@ def race(seconds: float, threads: int, held_out: int) -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["child-speed"]:
-        print(json.dumps(measure_speed(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+        print(json.dumps(measure_speed(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
         return
     if sys.argv[1:2] == ["child-race"]:
         print(json.dumps(train_for(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))))
         return
+    sys.path.insert(0, ROOT)
+    from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     speed = commands.add_parser("speed")
     speed.add_argument("--runs", type=int, default=5)
     speed.add_argument("--batches", type=int, default=8)
     speed.add_argument("--threads", type=int, default=1)
+    speed.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
+                       help="ours computes in this dtype; the peer stays float32")
     race_parser = commands.add_parser("race")
     race_parser.add_argument("--seconds", type=float, default=900)
     race_parser.add_argument("--threads", type=int, default=1)
@@ -315,9 +326,14 @@ def main() -> None:
     args = parser.parse_args()
     if not os.path.exists(TRAIN):
         sys.exit(f"{TRAIN} not found: this benchmark reads ../shared/data")
-    sys.path.insert(0, ROOT)
+    import platform
+
+    import torch
+
+    print(f"Python {platform.python_version()}, torch {torch.__version__}, CPU, "
+          f"{args.threads} thread(s) per process", flush=True)
     if args.command == "speed":
-        compare_speed(args.runs, args.batches, args.threads)
+        compare_speed(args.runs, args.batches, args.threads, args.compute_dtype)
     else:
         race(args.seconds, args.threads, args.held_out)
 
