@@ -9,13 +9,22 @@ CPUs with AVX512_BF16, half the memory traffic per weight, and the same on CUDA)
 parameters stay float32 (the master weights in training), the LSTM's gate nonlinearities,
 memory update and clipping run in float32, and every output is float32. Nothing here is
 device-specific, so the same option serves CUDA.
+
+On a CPU without native bfloat16 arithmetic (no AVX512_BF16 or AMX: e.g. AMD Zen 3, or a virtual
+machine that exposes AVX2 only) the bfloat16 products are emulated and slower than float32: the
+first weights cast for such a CPU log a warning saying so (once per process).
 """
+import logging
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
 
+logger = logging.getLogger(__name__)
+
 COMPUTE_DTYPES: Dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+_warned_about_emulated_bfloat16 = False
 
 
 def parse_compute_dtype(name: str) -> torch.dtype:
@@ -25,6 +34,26 @@ def parse_compute_dtype(name: str) -> torch.dtype:
             f"compute_dtype must be one of {sorted(COMPUTE_DTYPES)}, got {name!r}"
         )
     return COMPUTE_DTYPES[name]
+
+
+def cpu_has_native_bfloat16() -> bool:
+    """Whether oneDNN runs bfloat16 products natively on this CPU (AVX512_BF16 or AMX)."""
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return bool(check is not None and torch.backends.mkldnn.is_available() and check())
+
+
+def warn_if_bfloat16_is_emulated(dtype: torch.dtype, device: torch.device) -> None:
+    """Logs once per process that bfloat16 on this CPU is slower than float32, where it is."""
+    global _warned_about_emulated_bfloat16
+    if _warned_about_emulated_bfloat16 or dtype != torch.bfloat16 or device.type != "cpu":
+        return
+    _warned_about_emulated_bfloat16 = True
+    if not cpu_has_native_bfloat16():
+        logger.warning(
+            "compute_dtype bfloat16: this CPU has no native bfloat16 arithmetic (AVX512_BF16 "
+            "or AMX), so the products are emulated and run slower than float32 here; "
+            "float32 is faster (and exact) on this machine"
+        )
 
 
 def compute_dtype_name(dtype: torch.dtype) -> str:
@@ -63,9 +92,11 @@ class ReducedCopies:
         weights = list(weights)
         if torch.is_grad_enabled() and any(w.requires_grad for w in weights):
             self.clear()
+            warn_if_bfloat16_is_emulated(dtype, weights[0].device)
             return [w.to(dtype) for w in weights]
         key = (dtype,) + tuple((w.data_ptr(), w._version, w.device) for w in weights)
         if key != self._key:
+            warn_if_bfloat16_is_emulated(dtype, weights[0].device)
             with torch.no_grad():
                 self._copies = [w.to(dtype) for w in weights]
             self._key = key

@@ -166,3 +166,30 @@ def test_the_activation_cache_digest_tells_the_dtypes_apart(elmo_options, elmo_w
     assert bilm.digest() != exact
     bilm.set_compute_dtype("float32")
     assert bilm.digest() == exact
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_bfloat16_on_a_cpu_without_native_bfloat16_warns_once(monkeypatch, caplog, native):
+    from elmo_plugin.elmo import compute_dtype
+
+    monkeypatch.setattr(compute_dtype, "_warned_about_emulated_bfloat16", False)
+    monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: native)
+    lstm = ElmoBiLstm(8, 4, 16, num_layers=1).eval()
+    lstm.set_compute_dtype(torch.bfloat16)
+    inputs, mask = torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.bool)
+    with caplog.at_level("WARNING", logger=compute_dtype.__name__):
+        lstm(inputs, mask)
+        lstm.layers[0].state_weight.data.add_(0.0)  # a changed weight is cast again
+        lstm(inputs, mask)
+    warnings = [r for r in caplog.records if "no native bfloat16" in r.getMessage()]
+    assert len(warnings) == (0 if native else 1)
+
+
+def test_float32_never_warns_about_bfloat16(monkeypatch, caplog):
+    from elmo_plugin.elmo import compute_dtype
+
+    monkeypatch.setattr(compute_dtype, "_warned_about_emulated_bfloat16", False)
+    monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: False)
+    with caplog.at_level("WARNING", logger=compute_dtype.__name__):
+        ElmoBiLstm(8, 4, 16, num_layers=1)(torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.bool))
+    assert not [r for r in caplog.records if "bfloat16" in r.getMessage()]
