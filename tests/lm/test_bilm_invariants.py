@@ -26,7 +26,7 @@ class TestBilmFromScratchInvariants(ShippedConfigInvariants):
         "model.num_samples": NUM_SAMPLES,
         "trainer.num_epochs": 1,
     }
-    dataset = SENTENCES
+    dataset_file = SENTENCES
 
     def test_batch_predictions_equal_single_predictions(self):
         """
@@ -37,7 +37,7 @@ class TestBilmFromScratchInvariants(ShippedConfigInvariants):
         """
         self.model.eval()
         with torch.no_grad():
-            alone = [self.model(**Batch([instance]).as_tensor_dict()) for instance in self.instances]
+            alone = [self.model(**Batch([one]).as_tensor_dict()) for one in self.instances]
             together = self.model(**self.dataset.as_tensor_dict())
         counts = torch.stack([output["num_targets"] for output in alone])
         assert int(together["num_targets"]) == int(counts.sum())

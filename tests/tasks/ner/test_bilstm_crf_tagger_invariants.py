@@ -11,7 +11,7 @@ class TestNerBaselineInvariants(ShippedConfigInvariants):
     config = "ner/ner_baseline.jsonnet"
     # The baseline config states its encoder's input size, at the full sizes.
     overrides = {**SMALL, **UNSHUFFLED_BUCKETS, "model.encoder.input_size": WORD_DIM + NUM_FILTERS}
-    dataset = "fixtures/ner/test.txt"
+    dataset_file = "fixtures/ner/test.txt"
 
 
 class TestNerElmoInvariants(TestNerBaselineInvariants):
@@ -19,3 +19,4 @@ class TestNerElmoInvariants(TestNerBaselineInvariants):
     # get none, and that the layer weights (scalar mix) get one.
     config = "ner/ner_elmo.jsonnet"
     overrides = {**SMALL, **UNSHUFFLED_BUCKETS, **bilm_files(ELMO, FIXTURE_BILM)}
+    elmo_modules = (ELMO,)

@@ -5,13 +5,15 @@ from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files
 
-WITH_FIXTURE_BILM = {**SMALL, **UNSHUFFLED_BUCKETS, **bilm_files("model.elmo", FIXTURE_BILM)}
+ELMO = "model.elmo"
+
+WITH_FIXTURE_BILM = {**SMALL, **UNSHUFFLED_BUCKETS, **bilm_files(ELMO, FIXTURE_BILM)}
 
 
 class TestSnliBaselineInvariants(ShippedConfigInvariants):
     config = "snli/snli_baseline.jsonnet"
     overrides = {**SMALL, **UNSHUFFLED_BUCKETS}
-    dataset = str(FIXTURES / "dev.jsonl")
+    dataset_file = str(FIXTURES / "dev.jsonl")
 
 
 # The frozen biLM's parameters do not require gradients; ModelTestCase checks that they get
@@ -19,13 +21,16 @@ class TestSnliBaselineInvariants(ShippedConfigInvariants):
 class TestSnliElmoInputInvariants(TestSnliBaselineInvariants):
     config = "snli/snli_elmo_input.jsonnet"
     overrides = WITH_FIXTURE_BILM
+    elmo_modules = (ELMO,)
 
 
 class TestSnliElmoOutputInvariants(TestSnliBaselineInvariants):
     config = "snli/snli_elmo_output.jsonnet"
     overrides = WITH_FIXTURE_BILM
+    elmo_modules = (ELMO,)
 
 
 class TestSnliElmoInputOutputInvariants(TestSnliBaselineInvariants):
     config = "snli/snli_elmo_input_output.jsonnet"
     overrides = WITH_FIXTURE_BILM
+    elmo_modules = (ELMO,)

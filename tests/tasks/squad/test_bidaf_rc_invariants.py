@@ -5,16 +5,18 @@ from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.squad.squad_small_overrides import FIXTURE, SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files
 
+ELMO = "model.elmo"
+
 # The configs have no validation set (README: SQuAD's splits); ModelTestCase reads its batch
 # from the validation path.
 WITH_VALIDATION = {**SMALL, **UNSHUFFLED_BUCKETS, "validation_data_path": FIXTURE}
-WITH_FIXTURE_BILM = {**WITH_VALIDATION, **bilm_files("model.elmo", FIXTURE_BILM)}
+WITH_FIXTURE_BILM = {**WITH_VALIDATION, **bilm_files(ELMO, FIXTURE_BILM)}
 
 
 class TestSquadBaselineInvariants(ShippedConfigInvariants):
     config = "squad/squad_baseline.jsonnet"
     overrides = WITH_VALIDATION
-    dataset = FIXTURE
+    dataset_file = FIXTURE
     # Three biases add one number to every score that a softmax then normalises: each span
     # scorer's to the logits of all passage positions, the trilinear attention's to all
     # passage-question similarities (normalised over the question, and over the passage
@@ -33,13 +35,16 @@ class TestSquadBaselineInvariants(ShippedConfigInvariants):
 class TestSquadElmoInputInvariants(TestSquadBaselineInvariants):
     config = "squad/squad_elmo.jsonnet"
     overrides = WITH_FIXTURE_BILM
+    elmo_modules = (ELMO,)
 
 
 class TestSquadElmoOutputInvariants(TestSquadBaselineInvariants):
     config = "squad/squad_elmo_output.jsonnet"
     overrides = WITH_FIXTURE_BILM
+    elmo_modules = (ELMO,)
 
 
 class TestSquadElmoInputOutputInvariants(TestSquadBaselineInvariants):
     config = "squad/squad_elmo_input_output.jsonnet"
     overrides = WITH_FIXTURE_BILM
+    elmo_modules = (ELMO,)

@@ -19,7 +19,7 @@ class TestSrlBaselineInvariants(ShippedConfigInvariants):
         **UNSHUFFLED_BUCKETS,
         "model.encoder.input_size": WORD_DIM + NUM_FILTERS + PREDICATE_DIM,
     }
-    dataset = TRAIN
+    dataset_file = TRAIN
 
 
 class TestSrlBaselineHeadModeInvariants(TestSrlBaselineInvariants):
@@ -32,3 +32,4 @@ class TestSrlElmoInvariants(TestSrlBaselineInvariants):
     # get none, and that the layer weights (scalar mix) get one.
     config = "srl/srl_elmo.jsonnet"
     overrides = {**SMALL, **FEW, **UNSHUFFLED_BUCKETS, **bilm_files(ELMO, FIXTURE_BILM)}
+    elmo_modules = (ELMO,)
