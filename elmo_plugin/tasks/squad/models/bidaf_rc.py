@@ -41,8 +41,8 @@ class BidafRc(Model):
     most `max_span_length` tokens.
 
     ELMo runs once per text (`elmo`, an `Elmo` with one representation per use): the model
-    takes the `"elmo"` indexer's ids out of each `TextField` before the `text_field_embedder`
-    sees them.
+    gives the `text_field_embedder` a copy of each `TextField`'s tensors without the `"elmo"`
+    indexer's ids (the caller's batch is left as it was).
 
     Registered as a `Model` with name "bidaf_rc".
 
@@ -195,8 +195,8 @@ class BidafRc(Model):
         return output
 
     def _run_elmo(self, text: TextFieldTensors) -> List[torch.Tensor]:
-        """Takes the `"elmo"` ids out of `text` and returns the ELMo representations."""
-        elmo_ids = text.pop("elmo", None)
+        """The ELMo representations of `text`'s `"elmo"` ids."""
+        elmo_ids = text.get("elmo")
         if self._elmo is None:
             return []
         if elmo_ids is None:
@@ -208,7 +208,9 @@ class BidafRc(Model):
     def _encode(
         self, text: TextFieldTensors, elmo: List[torch.Tensor], mask: torch.BoolTensor
     ) -> torch.Tensor:
-        embedded = self._text_field_embedder(text)
+        # A copy without the ELMo ids: the caller's batch stays as it was.
+        without_elmo = {key: ids for key, ids in text.items() if key != "elmo"}
+        embedded = self._text_field_embedder(without_elmo)
         if self._use_input_elmo:
             embedded = torch.cat([embedded, elmo[0]], dim=-1)
         embedded = self._highway_layer(embedded)
