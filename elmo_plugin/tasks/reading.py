@@ -15,9 +15,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Longer than any real sentence (the longest, in tokens: CoNLL-2003 124; UP English-EWT dev 75,
-# test 81; SNLI dev premise 59, hypothesis 55; SQuAD v1.1 dev question 34); what
-# a file that lost its blank lines becomes is far longer, and costs time and memory that grow
-# with the length.
+# test 81; SNLI dev premise 59, hypothesis 55; SQuAD v1.1 dev question 34); what a file that
+# lost its blank lines becomes is far longer, and costs time and memory that grow with the length.
 DEFAULT_MAX_SENTENCE_LENGTH = 512
 
 _BOM = "\ufeff"

@@ -1,5 +1,6 @@
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,13 @@ def test_the_configs_limits_reach_the_readers():
     assert (train_reader._passage_length_limit, train_reader._question_length_limit) == (400, 50)
     # Evaluation keeps whole passages: the reader's default cap is far above any real one.
     assert (validation_reader._passage_length_limit, validation_reader._question_length_limit) == (1000, 7)
+
+
+def test_a_passage_given_to_text_to_instance_is_cut_with_a_warning(caplog):
+    # What a predictor does: no file, so the warning names the passage by its start.
+    with caplog.at_level(logging.WARNING):
+        instance = SquadV1Reader(passage_length_limit=5).text_to_instance("Who won?", PASSAGE)
+    assert len(instance["passage"].tokens) == 5
+    assert re.search(
+        r"passage 'The Broncos beat[^']*': a passage of 14 tokens, over the maximum of 5: cut", caplog.text
+    )

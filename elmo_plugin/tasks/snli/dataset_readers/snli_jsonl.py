@@ -48,10 +48,9 @@ class SnliJsonlReader(DatasetReader):
         `None` accepts any label.
     max_sentence_length : `int`, optional (default = `512`)
         A premise or hypothesis of more tokens is cut to its first `max_sentence_length`, with a
-        warning naming the file and line, so that one huge pair cannot stall a run (ESIM's
-        attention alone costs premise length times hypothesis length). The longest premise of
-        SNLI 1.0 dev and test has 59 tokens, the longest hypothesis 55: the default cuts none.
-        `None` keeps every sentence whole.
+        warning naming the file and line, so that one huge pair cannot stall a run. The longest
+        premise of SNLI 1.0 dev and test has 59 tokens, the longest hypothesis 55: the default
+        cuts none. `None` keeps every sentence whole.
     **kwargs
         Passed to `DatasetReader` (e.g. `max_instances`).
     """

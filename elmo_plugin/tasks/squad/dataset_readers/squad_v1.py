@@ -99,7 +99,8 @@ class SquadV1Reader(DatasetReader):
         for record in records:
             context = record["context"]
             if passage_cache[0] != context:
-                passage_cache = (context, self._tokenize_passage(context, record["where"]))
+                tokens = self._tokenize_passage(context, record["where"])
+                passage_cache = (context, self._cut_passage(tokens, record["where"]))
             instance = self._record_to_instance(record, passage_cache[1])
             self.counts["questions"] += 1
             if instance["metadata"]["answer_outside_passage"]:
@@ -129,6 +130,10 @@ class SquadV1Reader(DatasetReader):
             raise ValueError(f"{where}: the context has no tokens")
         if any(token.idx is None for token in tokens):
             raise ValueError(f"{where}: the tokenizer must set each token's character offset (idx)")
+        return tokens
+
+    def _cut_passage(self, tokens: List[Token], where: str) -> List[Token]:
+        """The first `passage_length_limit` tokens, counted for the file's one warning."""
         if self._passage_length_limit is not None and len(tokens) > self._passage_length_limit:
             self.counts["passages_truncated"] += 1
             if len(tokens) > self.counts["longest_passage"]:
@@ -177,7 +182,13 @@ class SquadV1Reader(DatasetReader):
         prediction. `where` names the record (file, article, paragraph, question) in warnings.
         """
         if passage_tokens is None:
-            passage_tokens = self._tokenize_passage(passage, f"passage {passage[:40]!r}")
+            where_passage = f"passage {passage[:40]!r}"
+            passage_tokens = truncate_long(
+                self._tokenize_passage(passage, where_passage),
+                self._passage_length_limit,
+                where_passage,
+                "passage",
+            )
         question_tokens = self._tokenizer.tokenize(question)
         if not question_tokens:
             raise ValueError(f"question {question_id!r}: the question has no tokens")
