@@ -179,7 +179,8 @@ def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_fil
     with caplog.at_level("WARNING"):
         instances = list(reader.read(str(path)))
     assert {len(i["metadata"]["words"]) for i in instances} == {7}
-    assert "two.conllu, line 14: a sentence of 19 tokens, over the maximum of 7: skipped" in caplog.text
+    expected = "two.conllu, line 14: a sentence of 19 tokens, over the maximum of 7: skipped"
+    assert expected in caplog.text
     assert reader.long_sentences.count == 1
     whole = read(path, max_sentence_length=None)
     assert sorted({len(i["metadata"]["words"]) for i in whole}) == [7, 19]
@@ -189,7 +190,8 @@ def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_fil
 def test_a_file_of_only_over_long_sentences_is_an_error_saying_why(tmp_path):
     path = tmp_path / "one.conllu"
     path.write_text("\n".join(FIXTURE.read_text().split("\n")[:11]) + "\n")  # 7 tokens
-    with pytest.raises(ConfigurationError, match=r"one.conllu: no sentences found; skipped 1 over max_sentence_length=6"):
+    expected = r"one.conllu: no sentences found; skipped 1 over max_sentence_length=6"
+    with pytest.raises(ConfigurationError, match=expected):
         read(path, max_sentence_length=6)
 
 
