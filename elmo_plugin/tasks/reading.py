@@ -1,9 +1,11 @@
 """
 What every task reader does with a file the same way: decode it line by line (a UTF-8 BOM
-dropped, a bad byte named by file and line) and refuse a file that gives nothing to train on.
+dropped, a bad byte named by file and line), refuse a file that gives nothing to train on, and
+split, cut or skip an input over a maximum length with one warning naming where it is (a malformed
+file must not make a run hang on one huge input).
 """
 import logging
-from typing import Callable, Iterable, Iterator, List, Optional, TypeVar
+from typing import Callable, Iterable, Iterator, List, Optional, Sized, TypeVar
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
@@ -12,8 +14,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Longer than any real sentence (CoNLL-2003's longest has 124 tokens); what a file that lost its
-# blank lines becomes is far longer, and costs time and memory that grow with the length.
+# Longer than any real sentence (the longest, in tokens: CoNLL-2003 124; UP English-EWT dev 75,
+# test 81; SNLI dev premise 59, hypothesis 55; SQuAD v1.1 dev question 34); what a file that
+# lost its blank lines becomes is far longer, and costs time and memory that grow with the length.
 DEFAULT_MAX_SENTENCE_LENGTH = 512
 
 _BOM = "\ufeff"
@@ -55,16 +58,89 @@ def require_some(
         )
 
 
+def check_max_length(max_length: Optional[int], name: str) -> Optional[int]:
+    """`max_length` when it is `None` or at least 1; otherwise a `ConfigurationError` naming
+    the parameter `name`."""
+    if max_length is not None and max_length < 1:
+        raise ConfigurationError(f"{name} must be at least 1 or None, got {max_length}")
+    return max_length
+
+
+def _is_long(items: Sized, max_length: Optional[int]) -> bool:
+    """Whether `items` is over `max_length` (never when `max_length` is `None`)."""
+    return max_length is not None and len(items) > max_length
+
+
+def _warn_long(where: str, what: str, length: int, max_length: int, action: str) -> None:
+    """The one warning for an input over its maximum length: `where` (file and line, or file
+    and record), `what` it is, its length and what was done with it."""
+    logger.warning(
+        "%s: a %s of %d tokens, over the maximum of %d: %s",
+        where, what, length, max_length, action,
+    )
+
+
 def split_long(
-    items: List[T], max_length: Optional[int], file_path: str, line_number: int, what: str = "sentence"
+    items: List[T],
+    max_length: Optional[int],
+    file_path: str,
+    line_number: int,
+    what: str = "sentence",
 ) -> List[List[T]]:
     """`items` in consecutive pieces of at most `max_length` (one piece when it is short enough
     or `max_length` is `None`); a split is logged as a warning naming the file and line."""
-    if max_length is None or len(items) <= max_length:
+    if not _is_long(items, max_length):
         return [items]
-    logger.warning(
-        "%s, line %d: a %s of %d tokens, over the maximum of %d: split into %d pieces (a file "
-        "that lost its blank lines?)", file_path, line_number, what, len(items), max_length,
-        -(-len(items) // max_length),
-    )
-    return [items[start : start + max_length] for start in range(0, len(items), max_length)]
+    pieces = [items[start : start + max_length] for start in range(0, len(items), max_length)]
+    action = f"split into {len(pieces)} pieces (a file that lost its blank lines?)"
+    _warn_long(f"{file_path}, line {line_number}", what, len(items), max_length, action)
+    return pieces
+
+
+def truncate_long(
+    items: List[T], max_length: Optional[int], where: str, what: str = "sentence"
+) -> List[T]:
+    """The first `max_length` of `items` (all of them when short enough or `max_length` is
+    `None`); a cut is logged as a warning naming `where` (file and line, or file and record)."""
+    if not _is_long(items, max_length):
+        return items
+    _warn_long(where, what, len(items), max_length, f"cut to its first {max_length}")
+    return items[:max_length]
+
+
+class LongSkipper:
+    """Skips the inputs over `max_length` tokens (none when it is `None`), each with a warning
+    naming the file and line, and counts them in `count` (from 0 at each `start`)."""
+
+    def __init__(self, max_length: Optional[int], name: str = "max_sentence_length") -> None:
+        self.max_length = check_max_length(max_length, name)
+        self.name = name
+        self.count = 0
+
+    def start(self) -> None:
+        self.count = 0
+
+    def kept(
+        self,
+        items: Iterable[T],
+        tokens: Callable[[T], Sized],
+        first_line: Callable[[T], int],
+        file_path: str,
+        what: str = "sentence",
+    ) -> Iterator[T]:
+        """The `items` whose `tokens` are at most `max_length`; `first_line` gives an item's
+        line in `file_path` for the warning."""
+        for item in items:
+            item_tokens = tokens(item)
+            if not _is_long(item_tokens, self.max_length):
+                yield item
+                continue
+            self.count += 1
+            where = f"{file_path}, line {first_line(item)}"
+            _warn_long(where, what, len(item_tokens), self.max_length, "skipped")
+
+    def summary(self) -> str:
+        """How many were skipped and why; empty when none was."""
+        if not self.count:
+            return ""
+        return f"skipped {self.count} over {self.name}={self.max_length}"

@@ -1,6 +1,10 @@
 """Bad input to every task reader fails loudly, naming the file (and line), before any training."""
+import json
+import re
+
 import pytest
 from allennlp.common.checks import ConfigurationError
+from allennlp.data.fields import TextField
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
@@ -77,3 +81,57 @@ def test_a_decoding_error_names_file_and_line(tmp_path, name):
     path.write_bytes(b"\n".join(lines))
     with pytest.raises(ConfigurationError, match=r"bad.data, line 3: not UTF-8"):
         read(name, path)
+
+
+HUGE = 10_000  # tokens: what a file that lost its blank lines becomes
+LONG_INPUT_LINE = {
+    "ner": lambda i: f"w{i} NN I-NP O",
+    "srl_columns": lambda i: f"w{i} - *",
+    "srl_conllu": lambda i: f"{i + 1}\tw{i}\tw\tX\tX\t_\t0\troot\t_\t_\t_",
+}
+
+
+def with_a_huge_input(name):
+    """The reader's fixture followed by one input of HUGE tokens, and the line it starts on."""
+    text = fixture_bytes(name).decode("utf-8").rstrip("\n") + "\n\n"
+    start = text.count("\n") + 1
+    if name == "snli":
+        huge = {"gold_label": "neutral", "sentence1": " ".join(["w"] * HUGE), "sentence2": "w ."}
+        return text + json.dumps(huge) + "\n", start
+    if name == "squad":
+        data = json.loads(text)
+        context = " ".join(["w"] * HUGE)
+        qas = [{"id": "huge", "question": "w ?", "answers": [{"answer_start": 0, "text": "w"}]}]
+        data["data"].append({"title": "Huge", "paragraphs": [{"context": context, "qas": qas}]})
+        return json.dumps(data), None
+    return text + "\n".join(LONG_INPUT_LINE[name](i) for i in range(HUGE)) + "\n", start
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_huge_input_is_split_cut_or_skipped_with_a_warning_naming_where(tmp_path, caplog, name):
+    # NER splits, SNLI cuts, SRL skips (see each reader), SQuAD cuts the passage.
+    text, start = with_a_huge_input(name)
+    path = tmp_path / "huge.data"
+    path.write_text(text)
+    with caplog.at_level("WARNING"):
+        instances = read(name, path)
+    cap = 1000 if name == "squad" else 512
+    assert instances
+    lengths = [len(f) for i in instances for f in i.fields.values() if isinstance(f, TextField)]
+    assert max(lengths) <= cap
+    where = re.escape(str(path))
+    if start is None:
+        expected = rf"longest {HUGE}, at {where}: article \d+ \('Huge'\)"
+    else:
+        expected = rf"{where}, line {start}: (sentence1: )?a sentence of {HUGE} tokens, over"
+    assert re.search(expected, caplog.text)
+
+
+@pytest.mark.parametrize(
+    "name, parameter",
+    [(name, "max_sentence_length") for name in LINE_READERS]
+    + [("squad", "passage_length_limit"), ("squad", "question_length_limit")],
+)
+def test_a_maximum_length_below_one_is_a_configuration_error(name, parameter):
+    with pytest.raises(ConfigurationError, match=f"{parameter} must be at least 1 or None, got 0"):
+        READERS[name][0](**{parameter: 0})

@@ -23,10 +23,12 @@ local word_dim = 100;
 local num_filters = 100;
 local elmo_regularization = 0.001;
 
-local reader(indexers, passage_length_limit, skip) = {
+local reader(indexers, skip, passage_length_limit=null) = {
   type: "squad_v1",
   token_indexers: indexers,
-  passage_length_limit: passage_length_limit,
+  // Without a limit here, the reader's default applies: far above any real passage, it only
+  // keeps a malformed file from stalling a run.
+  [if passage_length_limit != null then "passage_length_limit"]: passage_length_limit,
   question_length_limit: 50,
   // Training skips questions whose answer was cut off with the passage; evaluation keeps
   // them (they count as misses, as in the official script).
@@ -46,8 +48,8 @@ local lstm(num_layers=1) = {
     local uses_elmo = input_elmo || output_elmo;
     local indexers = embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {});
     {
-      dataset_reader: reader(indexers, 400, true),
-      validation_dataset_reader: reader(indexers, null, false),
+      dataset_reader: reader(indexers, true, passage_length_limit=400),
+      validation_dataset_reader: reader(indexers, false),
       train_data_path: data.squad.train,
       test_data_path: data.squad.test,
       evaluate_on_test: true,

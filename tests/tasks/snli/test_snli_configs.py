@@ -3,8 +3,10 @@ Every SNLI config trains for one epoch on the fixtures (through `train_model_fro
 `allennlp train` runs), with the sizes shrunk; `allennlp evaluate` and `allennlp predict` then
 run on an archive.
 """
+import contextlib
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 from unittest import mock
@@ -13,6 +15,8 @@ import _jsonnet
 import pytest
 from allennlp.commands import main
 from allennlp.commands.train import train_model_from_file
+from allennlp.common import Params
+from allennlp.data import DatasetReader
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
@@ -124,3 +128,42 @@ def test_predictor_from_the_archive(train):
     assert [len(p["label_probs"]) for p in batch] == [3, 3]
     with pytest.raises(ValueError, match=r"expected one of the keys \['hypothesis', 'sentence2'\]"):
         predictor.predict_json({"premise": "A dog runs ."})
+
+
+def test_max_sentence_length_in_a_config_reaches_the_reader(tmp_path):
+    overrides = json.dumps({"dataset_reader.max_sentence_length": 3})
+    params = Params.from_file(str(CONFIGS / "snli_baseline.jsonnet"), overrides)
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    assert reader.max_sentence_length == 3
+    assert [len(i["premise"]) for i in reader.read(FIXTURES / "dev.jsonl")][:1] == [3]
+
+
+def test_a_10000_token_premise_does_not_stall_a_tiny_training_run(tmp_path):
+    # One huge premise costs at most the reader's maximum: about 5 s here, against about 60 s
+    # with `max_sentence_length: null` (the 10,000 tokens kept) on the same machine.
+    train = tmp_path / "train.jsonl"
+    premise = " ".join(["dog"] * 10_000)
+    huge = {"gold_label": "neutral", "sentence1": premise, "sentence2": "A dog ."}
+    train.write_text((FIXTURES / "train.jsonl").read_text() + json.dumps(huge) + "\n")
+    overrides = dict(SMALL, train_data_path=str(train))
+    with time_limit(seconds=30):
+        train_model_from_file(
+            str(CONFIGS / "snli_baseline.jsonnet"), str(tmp_path / "run"), json.dumps(overrides)
+        )
+    expected = "train.jsonl, line 41: sentence1: a sentence of 10000 tokens, over the maximum"
+    assert expected in (tmp_path / "run" / "out.log").read_text()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int):
+    """Fails the test with TimeoutError after `seconds` instead of letting it hang."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -88,3 +88,37 @@ def test_reads_the_fixed_train_split():
     reader = SnliJsonlReader()
     assert sum(1 for _ in reader.read(SHARED_SPLIT / "train.jsonl")) == 8842
     assert reader.num_skipped_without_label == 0
+
+
+def test_an_over_long_premise_or_hypothesis_is_cut_with_a_warning_naming_file_and_line(
+    tmp_path, caplog
+):
+    long_premise = " ".join(f"p{i}" for i in range(600))
+    long_hypothesis = " ".join(f"h{i}" for i in range(513))
+    path = write_lines(
+        tmp_path / "long.jsonl",
+        [
+            pair("entailment"),
+            pair("neutral", long_premise),
+            pair("neutral", hypothesis=long_hypothesis),
+        ],
+    )
+    with caplog.at_level(logging.WARNING):
+        instances = list(SnliJsonlReader().read(path))
+    lengths = [(len(i["premise"]), len(i["hypothesis"])) for i in instances]
+    assert lengths == [(4, 4), (512, 4), (4, 512)]
+    assert [t.text for t in instances[1]["premise"].tokens] == long_premise.split()[:512]
+    assert instances[1]["metadata"]["premise_tokens"] == long_premise.split()[:512]
+    assert (
+        "long.jsonl, line 2: sentence1: a sentence of 600 tokens, over the maximum of 512: "
+        "cut to its first 512" in caplog.text
+    )
+    assert "long.jsonl, line 3: sentence2: a sentence of 513 tokens, over the max" in caplog.text
+    whole = list(SnliJsonlReader(max_sentence_length=None).read(path))
+    lengths = [(len(i["premise"]), len(i["hypothesis"])) for i in whole]
+    assert lengths == [(4, 4), (600, 4), (4, 513)]
+
+
+def test_max_sentence_length_below_one_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match="max_sentence_length must be at least 1 or None"):
+        SnliJsonlReader(max_sentence_length=0)

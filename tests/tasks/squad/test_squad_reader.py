@@ -1,9 +1,11 @@
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
@@ -178,3 +180,61 @@ def test_invalid_json_and_non_utf8_name_the_file_and_position(tmp_path):
     not_squad.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ValueError, match=r"list\.json: expected the SQuAD layout"):
         list(SquadV1Reader().read(str(not_squad)))
+
+
+def test_an_over_long_question_is_cut_with_a_warning_naming_file_and_record(tmp_path, caplog):
+    long_question = " ".join(["who"] * 20) + " ?"
+    path = squad_file(tmp_path, [question("q1", long_question, "Broncos")])
+    with caplog.at_level(logging.WARNING):
+        (instance,) = SquadV1Reader(question_length_limit=5).read(path)
+    assert [t.text for t in instance["question"].tokens] == ["who"] * 5
+    assert (
+        f"{path}: article 0 ('Tiny'), paragraph 0, question 'q1': a question of 21 tokens, "
+        "over the maximum of 5: cut to its first 5" in caplog.text
+    )
+    (whole,) = SquadV1Reader(question_length_limit=None).read(path)
+    assert len(whole["question"].tokens) == 21
+
+
+def test_passages_are_capped_by_default_naming_the_longest_record(tmp_path, caplog):
+    long_passage = PASSAGE + " " + " ".join(["more"] * 1200)
+    path = squad_file(tmp_path, [question("q1", "Who won ?", "Broncos")], context=long_passage)
+    reader = SquadV1Reader()
+    with caplog.at_level(logging.WARNING):
+        (instance,) = reader.read(path)
+    assert len(instance["passage"].tokens) == 1000
+    assert span_text(instance) == "Broncos"
+    assert (
+        "cut 1 passage(s) longer than passage_length_limit=1000 tokens (longest 1214, at "
+        f"{path}: article 0 ('Tiny'), paragraph 0, question 'q1')" in caplog.text
+    )
+    (whole,) = SquadV1Reader(passage_length_limit=None).read(path)
+    assert len(whole["passage"].tokens) == 1214
+
+
+@pytest.mark.parametrize("limit", ["passage_length_limit", "question_length_limit"])
+def test_a_limit_below_one_is_a_configuration_error(limit):
+    with pytest.raises(ConfigurationError, match=f"{limit} must be at least 1 or None, got 0"):
+        SquadV1Reader(**{limit: 0})
+
+
+def test_the_configs_limits_reach_the_readers():
+    configs = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "squad"
+    config = configs / "squad_baseline.jsonnet"
+    overrides = {"validation_dataset_reader.question_length_limit": 7}
+    params = Params.from_file(str(config), json.dumps(overrides))
+    train_reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    validation_reader = DatasetReader.from_params(params.pop("validation_dataset_reader"))
+    assert (train_reader._passage_length_limit, train_reader._question_length_limit) == (400, 50)
+    # Evaluation keeps whole passages: the reader's default cap is far above any real one.
+    limits = (validation_reader._passage_length_limit, validation_reader._question_length_limit)
+    assert limits == (1000, 7)
+
+
+def test_a_passage_given_to_text_to_instance_is_cut_with_a_warning(caplog):
+    # What a predictor does: no file, so the warning names the passage by its start.
+    with caplog.at_level(logging.WARNING):
+        instance = SquadV1Reader(passage_length_limit=5).text_to_instance("Who won?", PASSAGE)
+    assert len(instance["passage"].tokens) == 5
+    expected = r"passage 'The Broncos beat[^']*': a passage of 14 tokens, over the maximum of 5"
+    assert re.search(expected, caplog.text)

@@ -1,7 +1,9 @@
 from pathlib import Path
 
 import pytest
+from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
+from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader
 
@@ -53,3 +55,46 @@ def test_malformed_lines_name_file_and_line(tmp_path, lines, line, message):
         list(ConllSrlColumnsReader().read(str(path)))
     assert f"{path}, line {line}:" in str(error.value)
     assert message in str(error.value)
+
+
+def long_sentence_lines(num_tokens):
+    """A sentence of `num_tokens` tokens whose third is its one predicate."""
+    return [f"w{i} go (V*)" if i == 2 else f"w{i} - *" for i in range(num_tokens)]
+
+
+def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_file_and_line(
+    tmp_path, caplog
+):
+    path = tmp_path / "long.txt"
+    lines = (
+        ["He - (A0*)", "ran run (V*)", ""]
+        + long_sentence_lines(600)
+        + ["", "She - (A0*)", "ran run (V*)"]
+    )
+    path.write_text("\n".join(lines) + "\n")
+    reader = ConllSrlColumnsReader()
+    with caplog.at_level("WARNING"):
+        kept = [i["metadata"]["words"] for i in reader.read(str(path))]
+    assert kept == [["He", "ran"], ["She", "ran"]]  # skipped whole, neither split nor cut
+    assert "long.txt, line 4: a sentence of 600 tokens, over the maximum of 512: skipped" in (
+        caplog.text
+    )
+    assert reader.long_sentences.count == 1
+    assert "long.txt: skipped 1 over max_sentence_length=512" in caplog.text
+    whole = ConllSrlColumnsReader(max_sentence_length=None).read(str(path))
+    assert [len(i["metadata"]["words"]) for i in whole] == [2, 600, 2]
+
+
+def test_a_file_of_only_over_long_sentences_is_an_error_saying_why(tmp_path):
+    path = tmp_path / "long.txt"
+    path.write_text("\n".join(long_sentence_lines(12)) + "\n")
+    expected = r"long.txt: no sentences found; skipped 1 over max_sentence_length=10"
+    with pytest.raises(ConfigurationError, match=expected):
+        list(ConllSrlColumnsReader(max_sentence_length=10).read(str(path)))
+
+
+def test_max_sentence_length_from_params_reaches_the_reader():
+    params = Params({"type": "conll_srl_columns", "max_sentence_length": 6})
+    reader = DatasetReader.from_params(params)
+    instances = reader.read(str(FIXTURES / "conll2005_style.txt"))
+    assert [len(i["metadata"]["words"]) for i in instances] == [5]

@@ -1,7 +1,10 @@
+import json
 from pathlib import Path
 
 import pytest
+from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
+from allennlp.data import DatasetReader
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
@@ -164,3 +167,37 @@ def test_official_dev_counts_match_the_data_readme():
         tag not in ("O", "V", "C-V") for i in instances for tag in i["tags"].labels
     )
     assert arguments == 9682 - 20  # non-V labels, less the 20 `C-V` predicate parts
+
+
+def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_file_and_line(
+    tmp_path, caplog
+):
+    # The fixture's first two sentences: 7 tokens from line 4, 19 from line 14.
+    path = tmp_path / "two.conllu"
+    path.write_text("\n".join(FIXTURE.read_text().split("\n")[:33]) + "\n")
+    reader = UniversalPropbankSrlReader(max_sentence_length=7)
+    with caplog.at_level("WARNING"):
+        instances = list(reader.read(str(path)))
+    assert {len(i["metadata"]["words"]) for i in instances} == {7}
+    expected = "two.conllu, line 14: a sentence of 19 tokens, over the maximum of 7: skipped"
+    assert expected in caplog.text
+    assert reader.long_sentences.count == 1
+    whole = read(path, max_sentence_length=None)
+    assert sorted({len(i["metadata"]["words"]) for i in whole}) == [7, 19]
+    assert len(read(path)) == len(whole)  # the default (512) skips nothing real
+
+
+def test_a_file_of_only_over_long_sentences_is_an_error_saying_why(tmp_path):
+    path = tmp_path / "one.conllu"
+    path.write_text("\n".join(FIXTURE.read_text().split("\n")[:11]) + "\n")  # 7 tokens
+    expected = r"one.conllu: no sentences found; skipped 1 over max_sentence_length=6"
+    with pytest.raises(ConfigurationError, match=expected):
+        read(path, max_sentence_length=6)
+
+
+def test_max_sentence_length_in_a_config_reaches_the_reader():
+    config = ROOT / "elmo_plugin" / "training_configs" / "srl" / "srl_baseline.jsonnet"
+    params = Params.from_file(str(config), json.dumps({"dataset_reader.max_sentence_length": 7}))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    assert reader.long_sentences.max_length == 7
+    assert {len(i["metadata"]["words"]) for i in reader.read(str(FIXTURE))} <= set(range(1, 8))

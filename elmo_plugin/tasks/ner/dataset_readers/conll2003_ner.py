@@ -9,7 +9,13 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
-from elmo_plugin.tasks.reading import DEFAULT_MAX_SENTENCE_LENGTH, require_some, split_long, text_lines
+from elmo_plugin.tasks.reading import (
+    DEFAULT_MAX_SENTENCE_LENGTH,
+    check_max_length,
+    require_some,
+    split_long,
+    text_lines,
+)
 from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
 
 logger = logging.getLogger(__name__)
@@ -73,7 +79,7 @@ class Conll2003NerReader(DatasetReader):
         self.tag_scheme = tag_scheme
         self._entity_types = None if entity_types is None else set(entity_types)
         self._label_namespace = label_namespace
-        self.max_sentence_length = max_sentence_length
+        self.max_sentence_length = check_max_length(max_sentence_length, "max_sentence_length")
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:

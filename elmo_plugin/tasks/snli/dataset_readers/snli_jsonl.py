@@ -9,7 +9,13 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
 from overrides import overrides
 
-from elmo_plugin.tasks.reading import require_some, text_lines
+from elmo_plugin.tasks.reading import (
+    DEFAULT_MAX_SENTENCE_LENGTH,
+    check_max_length,
+    require_some,
+    text_lines,
+    truncate_long,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +46,11 @@ class SnliJsonlReader(DatasetReader):
     labels : `List[str]`, optional (default = `["entailment", "neutral", "contradiction"]`)
         The gold labels a pair may have; another label is an error naming the file and line.
         `None` accepts any label.
+    max_sentence_length : `int`, optional (default = `512`)
+        A premise or hypothesis of more tokens is cut to its first `max_sentence_length`, with a
+        warning naming the file and line, so that one huge pair cannot stall a run. The longest
+        premise of SNLI 1.0 dev and test has 59 tokens, the longest hypothesis 55: the default
+        cuts none. `None` keeps every sentence whole.
     **kwargs
         Passed to `DatasetReader` (e.g. `max_instances`).
     """
@@ -49,6 +60,7 @@ class SnliJsonlReader(DatasetReader):
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         tokenizer: Optional[Tokenizer] = None,
         labels: Optional[List[str]] = list(SNLI_LABELS),
+        max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -57,6 +69,7 @@ class SnliJsonlReader(DatasetReader):
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._tokenizer = tokenizer or WhitespaceTokenizer()
         self._labels = None if labels is None else set(labels)
+        self.max_sentence_length = check_max_length(max_sentence_length, "max_sentence_length")
         self.num_skipped_without_label = 0
 
     @overrides
@@ -127,7 +140,7 @@ class SnliJsonlReader(DatasetReader):
         tokens = self._tokenizer.tokenize(sentence)
         if not tokens:
             raise ConfigurationError(f"{where}: expected a sentence with at least one token")
-        return tokens
+        return truncate_long(tokens, self.max_sentence_length, where)
 
 
 def _parse_record(line: str, file_path: str, line_number: int) -> Dict[str, Any]:

@@ -10,11 +10,20 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer
 from overrides import overrides
 
-from elmo_plugin.tasks.reading import require_some
+from elmo_plugin.tasks.reading import (
+    DEFAULT_MAX_SENTENCE_LENGTH,
+    check_max_length,
+    require_some,
+    truncate_long,
+)
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 from elmo_plugin.tasks.squad.dataset_readers.spacy_rules_tokenizer import SpacyRulesTokenizer
 
 logger = logging.getLogger(__name__)
+
+# Far above any real passage (the longest of SQuAD v1.1 dev has 706 tokens, 18 of its 2,067 have
+# over 400); the configs' training readers cut at 400 to save time and memory.
+DEFAULT_MAX_PASSAGE_LENGTH = 1000
 
 
 @DatasetReader.register("squad_v1")
@@ -28,7 +37,9 @@ class SquadV1Reader(DatasetReader):
 
     The gold span is the reference answer given most often (the first of those tied); all
     references are kept for the EM/F1 metric. Passages longer than `passage_length_limit`
-    tokens are cut, with a warning. An answer that no longer fits in the cut passage is marked
+    tokens are cut, with one warning per file counting them and naming the longest; questions
+    longer than `question_length_limit` tokens are cut, each with a warning naming the file
+    and record. An answer that no longer fits in the cut passage is marked
     `answer_outside_passage` and its span clipped to the last token, or set to -1 (no label)
     when it starts past the cut; with `skip_answers_outside_passage` (for the training reader)
     such questions are skipped and counted instead.
@@ -43,10 +54,13 @@ class SquadV1Reader(DatasetReader):
         Must set each token's character offsets (`idx`, `idx_end`).
     token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
         Used for both question and passage.
-    passage_length_limit : `int`, optional
-        Passage tokens kept; all by default.
-    question_length_limit : `int`, optional
-        Question tokens kept; all by default.
+    passage_length_limit : `int`, optional (default = `1000`)
+        Passage tokens kept. The default is far above real passages (the longest of SQuAD
+        v1.1 dev has 706 tokens) and only keeps a malformed file from stalling a run; `None`
+        keeps every passage whole.
+    question_length_limit : `int`, optional (default = `512`)
+        Question tokens kept (the longest question of SQuAD v1.1 dev has 34 tokens); `None`
+        keeps every question whole.
     skip_answers_outside_passage : `bool`, optional (default = `False`)
         Skip questions whose gold answer does not fit in the (cut) passage. Set it for training
         only: at evaluation such questions still count, as they do in the official script.
@@ -56,8 +70,8 @@ class SquadV1Reader(DatasetReader):
         self,
         tokenizer: Optional[Tokenizer] = None,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
-        passage_length_limit: Optional[int] = None,
-        question_length_limit: Optional[int] = None,
+        passage_length_limit: Optional[int] = DEFAULT_MAX_PASSAGE_LENGTH,
+        question_length_limit: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         skip_answers_outside_passage: bool = False,
         **kwargs,
     ) -> None:
@@ -66,22 +80,27 @@ class SquadV1Reader(DatasetReader):
         )
         self._tokenizer = tokenizer or SpacyRulesTokenizer()
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
-        self._passage_length_limit = passage_length_limit
-        self._question_length_limit = question_length_limit
+        self._passage_length_limit = check_max_length(passage_length_limit, "passage_length_limit")
+        self._question_length_limit = check_max_length(
+            question_length_limit, "question_length_limit"
+        )
         self._skip_answers_outside_passage = skip_answers_outside_passage
         self.counts: Counter = Counter()
+        self._longest_passage_where: Optional[str] = None
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
         data = load_squad_json(cached_path(file_path), file_path)
         self.counts = Counter()
+        self._longest_passage_where = None
         questions = require_some(iterate_questions(data, file_path), file_path, "questions")
         records = self.shard_iterable(questions)
         passage_cache: Tuple[Optional[str], List[Token]] = (None, [])
         for record in records:
             context = record["context"]
             if passage_cache[0] != context:
-                passage_cache = (context, self._tokenize_passage(context, record["where"]))
+                tokens = self._tokenize_passage(context, record["where"])
+                passage_cache = (context, self._cut_passage(tokens, record["where"]))
             instance = self._record_to_instance(record, passage_cache[1])
             self.counts["questions"] += 1
             if instance["metadata"]["answer_outside_passage"]:
@@ -102,6 +121,7 @@ class SquadV1Reader(DatasetReader):
             passage_tokens=passage_tokens,
             question_id=record["id"],
             title=record["title"],
+            where=record["where"],
         )
 
     def _tokenize_passage(self, context: str, where: str) -> List[Token]:
@@ -110,9 +130,15 @@ class SquadV1Reader(DatasetReader):
             raise ValueError(f"{where}: the context has no tokens")
         if any(token.idx is None for token in tokens):
             raise ValueError(f"{where}: the tokenizer must set each token's character offset (idx)")
+        return tokens
+
+    def _cut_passage(self, tokens: List[Token], where: str) -> List[Token]:
+        """The first `passage_length_limit` tokens, counted for the file's one warning."""
         if self._passage_length_limit is not None and len(tokens) > self._passage_length_limit:
             self.counts["passages_truncated"] += 1
-            self.counts["longest_passage"] = max(self.counts["longest_passage"], len(tokens))
+            if len(tokens) > self.counts["longest_passage"]:
+                self.counts["longest_passage"] = len(tokens)
+                self._longest_passage_where = where
             tokens = tokens[: self._passage_length_limit]
         return tokens
 
@@ -120,11 +146,13 @@ class SquadV1Reader(DatasetReader):
         counts = self.counts
         if counts["passages_truncated"]:
             logger.warning(
-                "%s: cut %d passage(s) longer than passage_length_limit=%d tokens (longest %d)",
+                "%s: cut %d passage(s) longer than passage_length_limit=%d tokens (longest %d, "
+                "at %s)",
                 file_path,
                 counts["passages_truncated"],
                 self._passage_length_limit,
                 counts["longest_passage"],
+                self._longest_passage_where,
             )
         if counts["answers_outside_passage"]:
             action = "skipped" if self._skip_answers_outside_passage else "kept (span clipped or -1)"
@@ -146,17 +174,28 @@ class SquadV1Reader(DatasetReader):
         passage_tokens: Optional[List[Token]] = None,
         question_id: Optional[str] = None,
         title: Optional[str] = None,
+        where: Optional[str] = None,
     ) -> Instance:
         """
         One question about one passage; `answer_char_span` (`(start, end)`, end exclusive)
         gives the gold span, `answer_texts` the references for EM/F1. Both are left out for
-        prediction.
+        prediction. `where` names the record (file, article, paragraph, question) in warnings.
         """
         if passage_tokens is None:
-            passage_tokens = self._tokenize_passage(passage, f"passage {passage[:40]!r}")
-        question_tokens = self._tokenizer.tokenize(question)[: self._question_length_limit]
+            where_passage = f"passage {passage[:40]!r}"
+            passage_tokens = truncate_long(
+                self._tokenize_passage(passage, where_passage),
+                self._passage_length_limit,
+                where_passage,
+                "passage",
+            )
+        question_tokens = self._tokenizer.tokenize(question)
         if not question_tokens:
             raise ValueError(f"question {question_id!r}: the question has no tokens")
+        question_tokens = truncate_long(
+            question_tokens, self._question_length_limit, where or f"question {question_id!r}",
+            "question",
+        )
         passage_field = TextField(passage_tokens, self._token_indexers)
         fields: Dict[str, Any] = {
             "question": TextField(question_tokens, self._token_indexers),

@@ -8,7 +8,12 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from overrides import overrides
 
-from elmo_plugin.tasks.reading import require_some, text_lines
+from elmo_plugin.tasks.reading import (
+    DEFAULT_MAX_SENTENCE_LENGTH,
+    LongSkipper,
+    require_some,
+    text_lines,
+)
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
 
 logger = logging.getLogger(__name__)
@@ -47,6 +52,11 @@ class ConllSrlColumnsReader(DatasetReader):
         Columns after the argument columns that are not arguments.
     label_namespace : `str`, optional (default = `"span_labels"`)
         The "deep_srl" model's default for span labels.
+    max_sentence_length : `int`, optional (default = `512`)
+        A sentence of more tokens is skipped, with a warning naming the file and line, and
+        counted in `long_sentences.count`: skipped, neither split nor cut, for the reasons
+        "universal_propbank_srl" gives. The default is meant to be far above any real sentence.
+        `None` keeps every sentence.
     """
 
     def __init__(
@@ -57,6 +67,7 @@ class ConllSrlColumnsReader(DatasetReader):
         first_argument_column: int = 2,
         trailing_columns: int = 0,
         label_namespace: str = "span_labels",
+        max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -68,13 +79,20 @@ class ConllSrlColumnsReader(DatasetReader):
         self._first_argument_column = first_argument_column
         self._trailing_columns = trailing_columns
         self._label_namespace = label_namespace
+        self.long_sentences = LongSkipper(max_sentence_length)
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
         logger.info("Reading CoNLL SRL instances from %s", file_path)
-        sentences = require_some(_sentences(text_lines(file_path)), file_path, "sentences")
-        for rows in self.shard_iterable(sentences):
+        self.long_sentences.start()
+        sentences = self.long_sentences.kept(
+            _sentences(text_lines(file_path)), lambda rows: rows, lambda rows: rows[0][0], file_path
+        )
+        kept = require_some(sentences, file_path, "sentences", self.long_sentences.summary)
+        for rows in self.shard_iterable(kept):
             yield from self._sentence_instances(rows, file_path)
+        if self.long_sentences.count:
+            logger.warning("%s: %s", file_path, self.long_sentences.summary())
 
     def _sentence_instances(
         self, rows: List[Tuple[int, List[str]]], file_path: str

@@ -16,7 +16,12 @@ from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
     PropbankSentence,
     read_propbank_conllu,
 )
-from elmo_plugin.tasks.reading import require_some, text_lines
+from elmo_plugin.tasks.reading import (
+    DEFAULT_MAX_SENTENCE_LENGTH,
+    LongSkipper,
+    require_some,
+    text_lines,
+)
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
 
 logger = logging.getLogger(__name__)
@@ -61,6 +66,13 @@ class UniversalPropbankSrlReader(DatasetReader):
     label_namespace : `str`, optional (default = `"span_labels"` or `"head_labels"`)
         One namespace per label mode, so a config can reserve the tags of both and switch
         modes with `label_mode` alone.
+    max_sentence_length : `int`, optional (default = `512`)
+        A sentence of more tokens is skipped, with a warning naming the file and line, and
+        counted in `long_sentences.count` (UP English-EWT's longest is 81 tokens, so the
+        default skips none of it). Not split, as the NER reader does: a piece would lose the
+        arguments (or the predicate) in the other pieces and the dependency subtrees that give
+        the spans. Not cut either: the predicates kept would be taught that their arguments
+        past the cut do not exist. `None` keeps every sentence.
     """
 
     def __init__(
@@ -68,6 +80,7 @@ class UniversalPropbankSrlReader(DatasetReader):
         token_indexers: Dict[str, TokenIndexer] = None,
         label_mode: str = "span",
         label_namespace: Optional[str] = None,
+        max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -80,13 +93,23 @@ class UniversalPropbankSrlReader(DatasetReader):
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._label_mode = label_mode
         self._label_namespace = label_namespace or f"{label_mode}_labels"
+        self.long_sentences = LongSkipper(max_sentence_length)
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
         logger.info("Reading Universal PropBank SRL instances from %s", file_path)
-        sentences = read_propbank_conllu(text_lines(file_path), file_path)
-        for sentence in self.shard_iterable(require_some(sentences, file_path, "sentences")):
+        self.long_sentences.start()
+        sentences = self.long_sentences.kept(
+            read_propbank_conllu(text_lines(file_path), file_path),
+            lambda sentence: sentence.words,
+            lambda sentence: sentence.first_line,
+            file_path,
+        )
+        kept = require_some(sentences, file_path, "sentences", self.long_sentences.summary)
+        for sentence in self.shard_iterable(kept):
             yield from self._sentence_instances(sentence, file_path)
+        if self.long_sentences.count:
+            logger.warning("%s: %s", file_path, self.long_sentences.summary())
 
     def _sentence_instances(
         self, sentence: PropbankSentence, file_path: str
