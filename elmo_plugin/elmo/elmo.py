@@ -12,6 +12,11 @@ from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_we
 from elmo_plugin.elmo.package_files import MissingFileError
 from elmo_plugin.elmo.scalar_mix import ScalarMix
 
+# The text field key of the `elmo_characters` indexer (the readers and configs name it so):
+# models that read the character ids themselves find them under it.
+ELMO_INDEXER_KEY = "elmo"
+
+
 class Elmo(torch.nn.Module, FromParams):
     """
     ELMo representations (Peters et al. 2018): one biLM run, mixed into

@@ -82,8 +82,8 @@ def test_config_trains_one_epoch_and_evaluates_on_test(train, name):
     num_places = int(use_input_elmo) + int(use_output_elmo)
     logged_mixes = {key.split("_")[3] for key in metrics if key.startswith("training__elmo_mix")}
     assert logged_mixes == {f"mix{m}" for m in range(num_places)}
-    model = load_archive(str(serialization_dir / "model.tar.gz")).model
-    assert (model._use_input_elmo, model._use_output_elmo) == (use_input_elmo, use_output_elmo)
+    places = load_archive(str(serialization_dir / "model.tar.gz")).model._elmo_places
+    assert (places.use_input_elmo, places.use_output_elmo) == (use_input_elmo, use_output_elmo)
 
 
 def test_allennlp_evaluate_on_the_archive(train, tmp_path):
