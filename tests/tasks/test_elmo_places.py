@@ -66,7 +66,8 @@ def test_without_elmo_the_elmo_ids_still_never_reach_the_embedder(sentences):
 
 def test_a_missing_elmo_indexer_is_a_clear_error(elmo_options, elmo_weights, sentences):
     places = ElmoPlaces("a_model", elmo_of(elmo_options, elmo_weights, 1), True, False)
-    with pytest.raises(ConfigurationError, match=r'a_model .* no "elmo" token indexer.*\[\'tokens\'\]'):
+    expected = r"a_model .* no \"elmo\" token indexer.*\['tokens'\]"
+    with pytest.raises(ConfigurationError, match=expected):
         places({"tokens": text_field(sentences[:2])["tokens"]})
 
 
