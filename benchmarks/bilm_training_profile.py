@@ -27,8 +27,10 @@ def timed(step: Callable[[], None], repeats: int = 1) -> float:
 def components_of_ours(model, batch) -> Dict[str, Callable[[], None]]:
     import torch
 
+    from elmo_plugin.elmo import ELMO_INDEXER_KEY
+
     bilm = model.bilm
-    character_ids = batch["tokens"]["elmo"]["elmo_tokens"]
+    character_ids = batch["tokens"][ELMO_INDEXER_KEY]["elmo_tokens"]
     encoded = bilm.character_encoder(character_ids)
     embedding = encoded["token_embedding"].detach().requires_grad_()
     mask = encoded["mask"]

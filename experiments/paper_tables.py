@@ -51,6 +51,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import _jsonnet
 
+from elmo_plugin.elmo.layer_weight_names import GAMMA
+
 import plot_layer_weights
 from allennlp_runs import PROJECT_ROOT, Result, Run, Runner, markdown_table, minutes
 
@@ -533,7 +535,7 @@ class PaperTables:
         os.makedirs(os.path.dirname(os.path.abspath(self.figure)), exist_ok=True)
         title = "Learned ELMo layer weights softmax(s) per task (best epoch)"
         plot_layer_weights.draw(groups, title, self.figure)
-        layers = plot_layer_weights.layer_names(groups) + ["gamma"]
+        layers = plot_layer_weights.layer_names(groups) + [GAMMA]
         rows = [[name] + [f"{mix.get(layer, float('nan')):.3f}" for layer in layers] for name, mix in groups]
         image = os.path.relpath(os.path.abspath(self.figure), self.plan.output_dir)
         return markdown_table(["task"] + layers, rows) + f"\n\n![layer weights]({image})", results

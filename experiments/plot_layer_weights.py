@@ -4,8 +4,9 @@ of one or more trained task models as a grouped bar chart (PNG, drawn with Pillo
 prints them as a table.
 
 Each input is a serialization dir (its latest `metrics_epoch_*.json`, keys `_elmo_mix0_*`
-as logged by `elmo_layer_weight_metrics`) or a `model.tar.gz` archive (the scalar-mix
-parameters in its weights), optionally named `task=path`:
+as logged by `elmo_layer_weight_metrics`, read back with `parse_layer_weight_metric_name`)
+or a `model.tar.gz` archive (the scalar-mix parameters in its weights), optionally named
+`task=path`:
 
     python experiments/plot_layer_weights.py ner=/tmp/ner_elmo srl=/tmp/srl/model.tar.gz \
         -o layer_weights.png
@@ -18,14 +19,19 @@ import math
 import os
 import re
 import tarfile
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from PIL import Image, ImageDraw, ImageFont
+
+from elmo_plugin.elmo.layer_weight_names import (
+    GAMMA,
+    bilm_layer_names,
+    parse_layer_weight_metric_name,
+)
 
 # One mix's weights: layer name -> weight, plus "gamma".
 Mix = Dict[str, float]
 
-_METRIC_KEY = re.compile(r"^(training|validation|best_validation|test)_(_elmo\d*)_mix(\d+)_(\w+)$")
 _MIX_PARAMETER = re.compile(r"^(.*)scalar_mixes\.(\d+)\.(scalar_parameters|gamma)$")
 _COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3"]
 
@@ -47,10 +53,10 @@ def mixes_in_metrics(metrics: Dict[str, float], phases: Sequence[str], source: s
     "training") that `metrics` has; `source` names the metrics in errors."""
     by_phase: Dict[str, Dict[str, Mix]] = {}
     for key, value in metrics.items():
-        match = _METRIC_KEY.match(key)
-        if match:
-            phase, elmo, mix, layer = match.groups()
-            by_phase.setdefault(phase, {}).setdefault(f"{elmo[1:]}.mix{mix}", {})[layer] = value
+        name = parse_layer_weight_metric_name(key)
+        if name is not None and name.phase is not None:
+            mixes = by_phase.setdefault(name.phase, {})
+            mixes.setdefault(mix_label(name.elmo, name.mix), {})[name.layer] = value
     mixes = next((by_phase[phase] for phase in phases if phase in by_phase), None)
     if not mixes:
         raise ValueError(f"{source}: no _elmo_mix*_ metrics (was the model trained with ELMo?)")
@@ -78,13 +84,18 @@ def mixes_from_archive(archive: str) -> Dict[str, Mix]:
     mixes = {}
     for (owner, mix), parts in sorted(raw.items()):
         weights = torch.softmax(parts["scalar_parameters"].float(), dim=0).tolist()
-        names = ["token"] + [f"lstm_{i}" for i in range(1, len(weights))]
-        elmo = f"elmo{owners.index(owner) if len(owners) > 1 else ''}"
-        mixes[f"{elmo}.mix{mix}"] = {
+        names = bilm_layer_names(len(weights) - 1)
+        elmo = owners.index(owner) if len(owners) > 1 else None
+        mixes[mix_label(elmo, int(mix))] = {
             **dict(zip(names, weights)),
-            "gamma": float(parts["gamma"]),
+            GAMMA: float(parts["gamma"]),
         }
     return mixes
+
+
+def mix_label(elmo: Optional[int], mix: int) -> str:
+    """How a chart names one mix: `elmo.mix0`, or `elmo1.mix0` in a model with several ELMos."""
+    return f"elmo{'' if elmo is None else elmo}.mix{mix}"
 
 
 def read_mixes(path: str) -> Dict[str, Mix]:
@@ -108,8 +119,9 @@ def groups_of(inputs: List[str]) -> List[Tuple[str, Mix]]:
 
 
 def layer_names(groups: List[Tuple[str, Mix]]) -> List[str]:
-    names = {name for _, mix in groups for name in mix if name != "gamma"}
-    return sorted(names, key=lambda n: (n != "token", int(n.split("_")[-1]) if "_" in n else 0))
+    """The biLM layers of any group, lowest first."""
+    names = {name for _, mix in groups for name in mix if name != GAMMA}
+    return [name for name in bilm_layer_names(len(names)) if name in names]
 
 
 def font(size: int) -> ImageFont.ImageFont:
@@ -144,7 +156,7 @@ def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
                 canvas.rectangle([x, y_of(mix[layer]), x + bar - 4, y_of(0)], fill=_COLOURS[i % 7])
                 canvas.text((x, y_of(mix[layer]) - 14), f"{mix[layer]:.2f}", fill="black", font=small)
         canvas.text((x0, top + plot_height + 8), name, fill="black", font=normal)
-        canvas.text((x0, top + plot_height + 28), f"gamma {mix.get('gamma', math.nan):.2f}", fill="#555555", font=small)
+        canvas.text((x0, top + plot_height + 28), f"{GAMMA} {mix.get(GAMMA, math.nan):.2f}", fill="#555555", font=small)
     for i, layer in enumerate(layers):
         y = top + 10 + 22 * i
         canvas.rectangle([width - 135, y, width - 121, y + 14], fill=_COLOURS[i % 7])
@@ -153,7 +165,7 @@ def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
 
 
 def print_table(groups: List[Tuple[str, Mix]]) -> None:
-    layers = layer_names(groups) + ["gamma"]
+    layers = layer_names(groups) + [GAMMA]
     print("| task | " + " | ".join(layers) + " |")
     print("|---" * (len(layers) + 1) + "|")
     for name, mix in groups:

@@ -7,8 +7,14 @@ from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
 from elmo_plugin.elmo.bilm_tf_format import load_bilm, read_options, save_bilm
 from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
-from elmo_plugin.elmo.elmo import Elmo
+from elmo_plugin.elmo.elmo import ELMO_INDEXER_KEY, Elmo
 from elmo_plugin.elmo.elmo_token_embedder import ElmoTokenEmbedder
+from elmo_plugin.elmo.layer_weight_names import (
+    LayerWeightMetric,
+    bilm_layer_names,
+    layer_weight_metric_name,
+    parse_layer_weight_metric_name,
+)
 from elmo_plugin.elmo.layer_weights import elmo_layer_weight_metrics
 from elmo_plugin.elmo.layer_weights_callback import ElmoLayerWeightsCallback
 from elmo_plugin.elmo.scalar_mix import ScalarMix

@@ -51,8 +51,6 @@ class ActivationCache(FromParams):
         self._memory_bytes = 0
         self._disk: Optional[sqlite3.Connection] = None
         self._disk_bytes = 0
-        self.hits = 0
-        self.misses = 0
         self._bilm_digest: Optional[bytes] = None
         if directory is not None:
             self._open_disk(directory, dtype)
@@ -93,10 +91,6 @@ class ActivationCache(FromParams):
             value = self._read_disk(key)
             if value is not None:
                 self._remember(key, value)
-        if value is None:
-            self.misses += 1
-        else:
-            self.hits += 1
         return value
 
     def put(self, key: bytes, activations: torch.Tensor) -> None:

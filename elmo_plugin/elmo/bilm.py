@@ -7,6 +7,7 @@ import torch
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
 from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
 from elmo_plugin.elmo.compute_dtype import compute_dtype_name, parse_compute_dtype
+from elmo_plugin.elmo.layer_weight_names import bilm_layer_names
 
 
 class ElmoBiLm(torch.nn.Module):
@@ -184,4 +185,4 @@ class ElmoBiLm(torch.nn.Module):
         return digest.digest()
 
     def layer_names(self) -> List[str]:
-        return ["token"] + [f"lstm_{i + 1}" for i in range(self.lstm.num_layers)]
+        return bilm_layer_names(self.lstm.num_layers)

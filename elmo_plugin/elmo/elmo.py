@@ -12,6 +12,10 @@ from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_we
 from elmo_plugin.elmo.package_files import MissingFileError
 from elmo_plugin.elmo.scalar_mix import ScalarMix
 
+# The text field key of the `elmo_characters` indexer (the readers and configs name it so):
+# models that read the character ids themselves find them under it.
+ELMO_INDEXER_KEY = "elmo"
+
 
 class Elmo(torch.nn.Module, FromParams):
     """
@@ -55,8 +59,6 @@ class Elmo(torch.nn.Module, FromParams):
     activation_cache : `ActivationCache`, optional
         Remember the frozen biLM's activations per sentence (needs `requires_grad: false` and
         `stateful: false`).
-    bilm : `ElmoBiLm`, optional
-        An already built biLM to use instead of reading `options_file` and `weight_file`.
     compute_dtype : `str`, optional (default = `"float32"`)
         `"float32"` is exact; `"bfloat16"` runs the biLM's matrix products and convolutions in
         bfloat16 on weights cast once per batch (kept while frozen), with float32 gate math,
@@ -77,7 +79,6 @@ class Elmo(torch.nn.Module, FromParams):
         stateful: bool = False,
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[ActivationCache] = None,
-        bilm: Optional[ElmoBiLm] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
         compute_dtype: str = "float32",
     ) -> None:
@@ -87,17 +88,15 @@ class Elmo(torch.nn.Module, FromParams):
                 f"num_output_representations must be at least 1, got {num_output_representations}"
             )
         self._missing_weights: Optional[MissingFileError] = None
-        if bilm is None:
-            bilm = ElmoBiLm.from_options(
-                _options(options_file, known_options or {}), stateful, char_cnn_cache_size
-            )
-            if weight_file is not None:
-                try:
-                    read_weights(bilm, weight_file)
-                except MissingFileError as error:
-                    # A trained archive's state dict may still bring the weights.
-                    self._missing_weights = error
-        bilm.stateful = stateful
+        bilm = ElmoBiLm.from_options(
+            _options(options_file, known_options or {}), stateful, char_cnn_cache_size
+        )
+        if weight_file is not None:
+            try:
+                read_weights(bilm, weight_file)
+            except MissingFileError as error:
+                # A trained archive's state dict may still bring the weights.
+                self._missing_weights = error
         bilm.set_compute_dtype(compute_dtype)
         for parameter in bilm.parameters():
             parameter.requires_grad_(requires_grad)
@@ -237,10 +236,9 @@ class Elmo(torch.nn.Module, FromParams):
         return list(padded.unbind(0)), mask
 
 
-
 def _options(options_file: Optional[str], known_options: Dict[str, Dict[str, Any]]) -> Dict:
     if options_file is None:
-        raise ConfigurationError("Elmo needs an options_file (or a built bilm)")
+        raise ConfigurationError("Elmo needs an options_file")
     if options_file in known_options:
         return check_options(known_options[options_file], f"known_options[{options_file!r}]")
     return read_options(options_file)

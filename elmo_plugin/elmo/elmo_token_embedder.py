@@ -15,9 +15,8 @@ class ElmoTokenEmbedder(TokenEmbedder):
     ELMo as a token embedder: takes the ids of AllenNLP's `elmo_characters` indexer and
     returns the first ELMo representation, optionally projected.
 
-    With `num_output_representations` above one, the biLM still runs once; the other
-    representations of the latest batch are in `output_representations`, for a model that
-    uses ELMo again at its output.
+    A model that uses ELMo at several places (its input and its output) takes an `Elmo`
+    instead, whose one biLM run gives a representation for each.
 
     Registered as a `TokenEmbedder` with name "elmo".
 
@@ -30,6 +29,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
         bilm-tf `weights.hdf5`; random weights when not given. A missing file is fine when a
         model archive's state dict brings the weights (see `Elmo`).
     num_output_representations : `int`, optional (default = `1`)
+        The mixes the `Elmo` inside makes; the embedder returns the first.
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the biLM with the task.
     do_layer_norm : `bool`, optional (default = `False`)
@@ -90,7 +90,6 @@ class ElmoTokenEmbedder(TokenEmbedder):
             self._projection = TimeDistributed(
                 torch.nn.Linear(self._elmo.get_output_dim(), projection_dim)
             )
-        self.output_representations: List[torch.Tensor] = []
 
     @property
     def elmo(self) -> Elmo:
@@ -116,19 +115,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
 
         `(batch_size, num_tokens, output_dim)`.
         """
-        self.output_representations = self._elmo(elmo_tokens)["elmo_representations"]
-        representation = self.output_representations[0]
+        representation = self._elmo(elmo_tokens)["elmo_representations"][0]
         if self._projection is not None:
             representation = self._projection(representation)
         return representation
-
-    def layer_weights(self) -> List[Dict[str, float]]:
-        """The softmax-normalised layer weights and gamma of each output representation."""
-        return [mix_summary(mix, self._elmo.bilm.layer_names()) for mix in self._elmo.scalar_mixes]
-
-
-def mix_summary(mix, layer_names: List[str]) -> Dict[str, float]:
-    weights = mix.normalized_weights().tolist()
-    summary = {name: weight for name, weight in zip(layer_names, weights)}
-    summary["gamma"] = float(mix.gamma)
-    return summary

@@ -11,9 +11,8 @@ class ScalarMix(torch.nn.Module):
     `gamma * sum_k softmax(w)_k * h_k`, optionally layer-normalising each `h_k` over the
     unmasked positions first, and with dropout on the mixed vectors.
 
-    `regularization_penalty()` is the paper's `lambda * ||w||^2`, which pulls the softmax
-    weights towards the average of the layers; a model adds it to its loss, or a config
-    reaches the same through AllenNLP's `regularizer` on `scalar_parameters`.
+    The paper's `lambda * ||w||^2`, which pulls the softmax weights towards the average of the
+    layers, is AllenNLP's `l2` regularizer on `scalar_parameters`, set in a model's config.
 
     # Parameters
 
@@ -25,8 +24,6 @@ class ScalarMix(torch.nn.Module):
     trainable : `bool`, optional (default = `True`)
         False keeps the layer weights and gamma fixed.
     dropout : `float`, optional (default = `0.0`)
-    regularization : `float`, optional (default = `0.0`)
-        lambda of the `lambda * ||w||^2` penalty.
     """
 
     def __init__(
@@ -36,7 +33,6 @@ class ScalarMix(torch.nn.Module):
         initial_scalar_parameters: Optional[List[float]] = None,
         trainable: bool = True,
         dropout: float = 0.0,
-        regularization: float = 0.0,
     ) -> None:
         super().__init__()
         if initial_scalar_parameters is None:
@@ -48,7 +44,6 @@ class ScalarMix(torch.nn.Module):
             )
         self.mixture_size = mixture_size
         self.do_layer_norm = do_layer_norm
-        self.regularization = regularization
         self.scalar_parameters = torch.nn.Parameter(
             torch.tensor(initial_scalar_parameters, dtype=torch.float), requires_grad=trainable
         )
@@ -58,9 +53,6 @@ class ScalarMix(torch.nn.Module):
     def normalized_weights(self) -> torch.Tensor:
         """The softmax-normalised layer weights `s`, one per layer."""
         return torch.softmax(self.scalar_parameters, dim=0)
-
-    def regularization_penalty(self) -> torch.Tensor:
-        return self.regularization * (self.scalar_parameters**2).sum()
 
     def forward(
         self, tensors: List[torch.Tensor], mask: Optional[torch.BoolTensor] = None

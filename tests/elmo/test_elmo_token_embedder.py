@@ -11,7 +11,10 @@ from allennlp.modules.elmo import batch_to_ids
 from allennlp.modules.text_field_embedders import TextFieldEmbedder
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from elmo_plugin.elmo import ActivationCache, Elmo, ElmoBiLm, ElmoTokenEmbedder, elmo_layer_weight_metrics
+from elmo_plugin.elmo import (
+    ActivationCache, Elmo, ElmoBiLm, ElmoTokenEmbedder, elmo_layer_weight_metrics, save_bilm,
+)
+from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
 
 
 def embedder_params(elmo_options, elmo_weights, **extra):
@@ -39,10 +42,11 @@ def test_one_biLM_run_gives_every_output_representation(elmo_options, elmo_weigh
     calls = []
     bilm = embedder.elmo.bilm
     bilm.register_forward_hook(lambda *args: calls.append(1))
-    first = embedder(batch_to_ids(sentences[:2]))
+    ids = batch_to_ids(sentences[:2])
+    representations = embedder.elmo(ids)["elmo_representations"]
     assert len(calls) == 1
-    assert len(embedder.output_representations) == 2
-    assert torch.equal(first, embedder.output_representations[0])
+    assert len(representations) == 2
+    assert torch.equal(embedder(ids), representations[0])
 
 
 def test_projection_changes_the_output_dim(elmo_options, elmo_weights, sentences):
@@ -137,7 +141,7 @@ def test_layer_weights_are_reported(elmo_options, elmo_weights):
     assert set(metrics) == {f"_elmo_mix{m}_{name}" for m in (0, 1)
                             for name in ("token", "lstm_1", "lstm_2", "gamma")}
     assert metrics["_elmo_mix0_lstm_1"] == pytest.approx(1 / 3)
-    assert model.embedder.layer_weights()[1]["gamma"] == 1.0
+    assert metrics["_elmo_mix1_gamma"] == 1.0
 
 
 def test_batch_of_one_and_empty_sentences(elmo_options, elmo_weights):
@@ -155,13 +159,15 @@ def test_zero_output_representations_is_refused(elmo_options, elmo_weights):
         Elmo(elmo_options, elmo_weights, num_output_representations=0)
 
 
-def _other_bilm(elmo_options, projection_dim=None):
+def _other_bilm(elmo_options, directory, projection_dim=None):
+    """The options and weights files of another (randomly initialised) biLM."""
     with open(elmo_options) as handle:
         options = json.load(handle)
     if projection_dim is not None:
         options["lstm"]["projection_dim"] = projection_dim
     torch.manual_seed(7)
-    return ElmoBiLm.from_options(options)
+    save_bilm(ElmoBiLm.from_options(options), str(directory))
+    return str(directory / OPTIONS_NAME), str(directory / WEIGHTS_NAME)
 
 
 def test_activation_cache_directory_is_never_read_by_another_biLM_of_the_same_shape(
@@ -169,9 +175,9 @@ def test_activation_cache_directory_is_never_read_by_another_biLM_of_the_same_sh
     ids = batch_to_ids(sentences[:4])
     first = Elmo(elmo_options, elmo_weights, dropout=0.0,
                  activation_cache=ActivationCache(directory=str(tmp_path))).eval()
-    other_bilm = _other_bilm(elmo_options)
-    plain_other = Elmo(bilm=other_bilm, dropout=0.0).eval()
-    reused = Elmo(bilm=other_bilm, dropout=0.0,
+    other_bilm = _other_bilm(elmo_options, tmp_path / "other")
+    plain_other = Elmo(*other_bilm, dropout=0.0).eval()
+    reused = Elmo(*other_bilm, dropout=0.0,
                   activation_cache=ActivationCache(directory=str(tmp_path))).eval()
     with torch.no_grad():
         first(ids)
@@ -184,19 +190,20 @@ def test_activation_cache_directory_reused_by_a_biLM_of_another_size(
         elmo_options, elmo_weights, sentences, tmp_path):
     ids = batch_to_ids(sentences[:4])
     Elmo(elmo_options, elmo_weights, activation_cache=ActivationCache(directory=str(tmp_path))).eval()(ids)
-    bigger = _other_bilm(elmo_options, projection_dim=32)
-    expected = Elmo(bilm=bigger, dropout=0.0).eval()(ids)["elmo_representations"][0]
-    reused = Elmo(bilm=bigger, dropout=0.0,
+    bigger = _other_bilm(elmo_options, tmp_path / "bigger", projection_dim=32)
+    expected = Elmo(*bigger, dropout=0.0).eval()(ids)["elmo_representations"][0]
+    reused = Elmo(*bigger, dropout=0.0,
                   activation_cache=ActivationCache(directory=str(tmp_path))).eval()
     with torch.no_grad():
         torch.testing.assert_close(reused(ids)["elmo_representations"][0], expected, atol=1e-6, rtol=0)
 
 
-def test_one_activation_cache_shared_by_two_biLMs_is_a_clear_error(elmo_options, elmo_weights, sentences):
+def test_one_activation_cache_shared_by_two_biLMs_is_a_clear_error(
+        elmo_options, elmo_weights, sentences, tmp_path):
     cache = ActivationCache()
     ids = batch_to_ids(sentences[:2])
     Elmo(elmo_options, elmo_weights, activation_cache=cache).eval()(ids)
-    other = Elmo(bilm=_other_bilm(elmo_options), activation_cache=cache).eval()
+    other = Elmo(*_other_bilm(elmo_options, tmp_path / "other"), activation_cache=cache).eval()
     with pytest.raises(ConfigurationError, match="another biLM"):
         other(ids)
 

@@ -9,6 +9,7 @@ from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTok
 from allennlp.data.vocabulary import DEFAULT_PADDING_TOKEN
 from overrides import overrides
 
+from elmo_plugin.elmo import ELMO_INDEXER_KEY
 from elmo_plugin.lm.corpus import CorpusStatistics, check_not_empty, corpus_files, read_sentences
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ class BilmCorpusReader(DatasetReader):
         self.max_line_bytes = max_line_bytes
         self.window_length = window_length
         self.num_lanes = num_lanes
-        self._character_indexers = {"elmo": ELMoTokenCharactersIndexer()}
+        self._character_indexers = {ELMO_INDEXER_KEY: ELMoTokenCharactersIndexer()}
         self._target_indexers = {"tokens": SingleIdTokenIndexer(namespace=TARGET_NAMESPACE)}
         self.statistics = CorpusStatistics()
 

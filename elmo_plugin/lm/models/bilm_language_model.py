@@ -8,7 +8,7 @@ from allennlp.models import Model
 from allennlp.nn import InitializerApplicator
 from overrides import overrides
 
-from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
 from elmo_plugin.elmo.bilm_lstm import LstmState
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
@@ -146,7 +146,7 @@ class BilmLanguageModel(Model):
         `forward_loss` and `backward_loss` (each direction's mean), and `num_targets`, the
         number of forward predictions.
         """
-        character_ids = tokens["elmo"]["elmo_tokens"]
+        character_ids = tokens[ELMO_INDEXER_KEY]["elmo_tokens"]
         if lane is None:
             output = self._bilm(character_ids)
             top, positions = output["activations"][-1], output["mask"]

@@ -22,6 +22,7 @@ from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
+from elmo_plugin.elmo import parse_layer_weight_metric_name
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 
 CONFIGS = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "snli"
@@ -84,10 +85,11 @@ def test_config_trains_one_epoch_and_evaluates_on_test(train, name):
     assert 0.0 <= metrics["test_accuracy"] <= 1.0
     use_input_elmo, use_output_elmo = ELMO_PLACES[name]
     num_places = int(use_input_elmo) + int(use_output_elmo)
-    logged_mixes = {key.split("_")[3] for key in metrics if key.startswith("training__elmo_mix")}
+    parsed = [parse_layer_weight_metric_name(key) for key in metrics]
+    logged_mixes = {f"mix{name.mix}" for name in parsed if name and name.phase == "training"}
     assert logged_mixes == {f"mix{m}" for m in range(num_places)}
-    model = load_archive(str(serialization_dir / "model.tar.gz")).model
-    assert (model._use_input_elmo, model._use_output_elmo) == (use_input_elmo, use_output_elmo)
+    places = load_archive(str(serialization_dir / "model.tar.gz")).model._elmo_places
+    assert (places.use_input_elmo, places.use_output_elmo) == (use_input_elmo, use_output_elmo)
 
 
 def test_allennlp_evaluate_on_the_archive(train, tmp_path):

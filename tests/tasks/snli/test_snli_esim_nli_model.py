@@ -103,6 +103,15 @@ def test_every_elmo_representation_reaches_the_loss_from_one_bilm_run_per_senten
         assert mix.scalar_parameters.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("variant", ["input", "input_output"])
+def test_forward_leaves_the_callers_batch_as_it_was(batch_and_vocab, variant):
+    tensors, vocab = batch_and_vocab
+    before = {field: dict(tensors[field]) for field in ("premise", "hypothesis")}
+    build_model(vocab, *VARIANTS[variant])(**tensors)
+    assert {field: tensors[field] for field in ("premise", "hypothesis")} == before
+    assert all(set(text) == {"tokens", "elmo"} for text in before.values())
+
+
 def test_human_readable_output_names_the_predicted_label(batch_and_vocab):
     tensors, vocab = batch_and_vocab
     model = build_model(vocab, True, True).eval()

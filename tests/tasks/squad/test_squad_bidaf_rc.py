@@ -92,15 +92,26 @@ def test_elmo_at_the_output_only_leaves_the_input_alone(data):
 @pytest.mark.parametrize(
     "mixes, use_input, use_output, message",
     [
-        (0, True, False, "need an elmo module"),
-        (2, True, False, "has 2 output representation(s) but the model uses 1"),
-        (1, False, False, "has 1 output representation(s) but the model uses 0"),
+        (0, True, False, "need an `elmo` module"),
+        (2, True, False, "num_output_representations is 2 but 1 ELMo places"),
+        (1, False, False, "num_output_representations is 1 but 0 ELMo places"),
     ],
 )
 def test_inconsistent_elmo_settings_are_configuration_errors(data, mixes, use_input, use_output, message):
     with pytest.raises(ConfigurationError) as error:
         Model.from_params(vocab=data[1], params=model_params(mixes, use_input, use_output))
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("mixes, use_input, use_output", [(0, False, False), (2, True, True)])
+def test_forward_leaves_the_callers_batch_as_it_was(data, mixes, use_input, use_output):
+    instances, vocab = data
+    model = Model.from_params(vocab=vocab, params=model_params(mixes, use_input, use_output))
+    batch = tensors(instances, vocab)
+    before = {field: dict(batch[field]) for field in ("question", "passage")}
+    model(**batch)
+    assert {field: batch[field] for field in ("question", "passage")} == before
+    assert all(set(text) == {"tokens", "elmo"} for text in before.values())
 
 
 def test_an_elmo_model_needs_the_elmo_indexer(data):

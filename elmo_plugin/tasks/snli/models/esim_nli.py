@@ -2,7 +2,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 from allennlp.common import Lazy
-from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
@@ -20,9 +20,8 @@ from allennlp.training.metrics import CategoricalAccuracy
 from overrides import overrides
 
 from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.tasks.elmo_places import ElmoPlaces
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
-
-ELMO_INDEXER_KEY = "elmo"
 
 
 @Model.register("esim_nli")
@@ -36,10 +35,11 @@ class EsimNli(Model):
     counterpart `b` are enhanced to `[a; b; a - b; a * b]`, projected, and composed by the
     inference encoder; max and average pooling over both sentences feed the classifier.
 
-    ELMo follows the BCN pattern: the `elmo_characters` tensors under the text field key
-    `"elmo"` are taken out before the `text_field_embedder`, the biLM runs once per sentence,
-    and its representations are concatenated to the word embeddings (input) and to the input
-    encoder's output (output). With both, representation 0 is the input's and 1 the output's.
+    ELMo follows the BCN pattern (`ElmoPlaces`): the `elmo_characters` ids under the text
+    field key `"elmo"` are left out of what the `text_field_embedder` sees, the biLM runs once
+    per sentence, and its representations are concatenated to the word embeddings (input) and
+    to the input encoder's output (output). With both, representation 0 is the input's and 1
+    the output's.
 
     Registered as a `Model` with name "esim_nli".
 
@@ -47,7 +47,7 @@ class EsimNli(Model):
 
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
-        Embeds the non-ELMo indexers of both sentences.
+        Embeds every indexer of both sentences but `"elmo"`.
     encoder : `Lazy[Seq2SeqEncoder]` (or a built `Seq2SeqEncoder`)
         The input encoder (a biLSTM in ESIM), built with its input size (`input_size` of an
         `lstm`) set to the embedder's output size plus, with `use_input_elmo`, the ELMo
@@ -100,15 +100,14 @@ class EsimNli(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        _check_elmo_places(elmo, use_input_elmo, use_output_elmo)
-        elmo_dim = elmo.get_output_dim() if elmo is not None else 0
+        self._elmo_places = ElmoPlaces("esim_nli", elmo, use_input_elmo, use_output_elmo)
         self._text_field_embedder = text_field_embedder
-        embedding_dim = text_field_embedder.get_output_dim() + (elmo_dim if use_input_elmo else 0)
+        embedding_dim = text_field_embedder.get_output_dim() + self._elmo_places.input_dim
         self._encoder = construct_with_input_dim(
             encoder, embedding_dim, "encoder", "embedding dim (+ ELMo at the input)"
         )
         self._matrix_attention = matrix_attention or DotProductMatrixAttention()
-        encoding_dim = self._encoder.get_output_dim() + (elmo_dim if use_output_elmo else 0)
+        encoding_dim = self._encoder.get_output_dim() + self._elmo_places.output_dim
         self._projection_feedforward = construct_with_input_dim(
             projection_feedforward,
             4 * encoding_dim,
@@ -118,8 +117,6 @@ class EsimNli(Model):
         self._inference_encoder = inference_encoder
         self._output_feedforward = output_feedforward
         self._elmo = elmo
-        self._use_input_elmo = use_input_elmo
-        self._use_output_elmo = use_output_elmo
         self._rnn_input_dropout = InputVariationalDropout(dropout)
         self._output_dropout = torch.nn.Dropout(dropout)
         self._label_namespace = label_namespace
@@ -185,32 +182,14 @@ class EsimNli(Model):
 
     def _encode(self, tokens: TextFieldTensors) -> Tuple[torch.Tensor, torch.BoolTensor]:
         mask = get_text_field_mask(tokens)
-        input_elmo, output_elmo = self._elmo_representations(tokens)
-        embedded = self._text_field_embedder(
-            {key: value for key, value in tokens.items() if key != ELMO_INDEXER_KEY or self._elmo is None}
-        )
-        if input_elmo is not None:
-            embedded = torch.cat([embedded, input_elmo], dim=-1)
+        elmo = self._elmo_places(tokens)
+        embedded = self._text_field_embedder(elmo.text)
+        if elmo.input is not None:
+            embedded = torch.cat([embedded, elmo.input], dim=-1)
         encoded = self._encoder(self._rnn_input_dropout(embedded), mask)
-        if output_elmo is not None:
-            encoded = torch.cat([encoded, output_elmo], dim=-1)
+        if elmo.output is not None:
+            encoded = torch.cat([encoded, elmo.output], dim=-1)
         return encoded, mask
-
-    def _elmo_representations(
-        self, tokens: TextFieldTensors
-    ) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
-        """One biLM run gives both the input's and the output's representation."""
-        if self._elmo is None:
-            return None, None
-        if ELMO_INDEXER_KEY not in tokens:
-            raise ConfigurationError(
-                f'esim_nli with elmo needs an "elmo_characters" token indexer under the key '
-                f'"{ELMO_INDEXER_KEY}"; the text field has {sorted(tokens)}'
-            )
-        representations = self._elmo(tokens[ELMO_INDEXER_KEY]["elmo_tokens"])["elmo_representations"]
-        input_elmo = representations.pop(0) if self._use_input_elmo else None
-        output_elmo = representations.pop(0) if self._use_output_elmo else None
-        return input_elmo, output_elmo
 
     def _compose_and_pool(
         self, encoded: torch.Tensor, aligned: torch.Tensor, mask: torch.BoolTensor
@@ -243,13 +222,3 @@ class EsimNli(Model):
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         return {"accuracy": self._accuracy.get_metric(reset), **elmo_layer_weight_metrics(self)}
 
-
-def _check_elmo_places(elmo: Optional[Elmo], use_input_elmo: bool, use_output_elmo: bool) -> None:
-    num_places = int(use_input_elmo) + int(use_output_elmo)
-    if elmo is None and num_places:
-        raise ConfigurationError("use_input_elmo/use_output_elmo need an `elmo` module")
-    if elmo is not None and num_places != len(elmo.scalar_mixes):
-        raise ConfigurationError(
-            f"elmo.num_output_representations is {len(elmo.scalar_mixes)} but "
-            f"{num_places} ELMo places (use_input_elmo, use_output_elmo) are switched on"
-        )

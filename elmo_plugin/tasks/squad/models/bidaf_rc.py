@@ -2,7 +2,6 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common import Lazy
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Highway, Seq2SeqEncoder, TextFieldEmbedder, TimeDistributed
@@ -19,6 +18,7 @@ from allennlp.training.metrics import BooleanAccuracy, CategoricalAccuracy
 from overrides import overrides
 
 from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.tasks.elmo_places import ElmoPlaces, PlacedElmo
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.squad.metrics.squad_v1_em_f1 import SquadV1EmF1
 from elmo_plugin.tasks.squad.models.span_decoding import best_span
@@ -40,9 +40,9 @@ class BidafRc(Model):
     start plus that of the gold end; decoding picks the best span with start <= end and at
     most `max_span_length` tokens.
 
-    ELMo runs once per text (`elmo`, an `Elmo` with one representation per use): the model
-    gives the `text_field_embedder` a copy of each `TextField`'s tensors without the `"elmo"`
-    indexer's ids (the caller's batch is left as it was).
+    ELMo runs once per text (`elmo`, an `Elmo` with one representation per use, through
+    `ElmoPlaces`): the `"elmo"` indexer's ids are left out of what the `text_field_embedder`
+    sees, and the caller's batch is left as it was.
 
     Registered as a `Model` with name "bidaf_rc".
 
@@ -50,7 +50,7 @@ class BidafRc(Model):
 
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
-        Embeds every indexer of the question and passage except `"elmo"`.
+        Embeds every indexer of the question and passage but `"elmo"`.
     phrase_layer : `Lazy[Seq2SeqEncoder]`
         The contextual encoder, built with `input_size` = embedding size (with
         `use_input_elmo`, plus the ELMo size).
@@ -99,14 +99,11 @@ class BidafRc(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        _check_elmo_settings(elmo, use_input_elmo, use_output_elmo)
         self._text_field_embedder = text_field_embedder
         self._elmo = elmo
-        self._use_input_elmo = use_input_elmo
-        self._use_output_elmo = use_output_elmo
-        elmo_dim = elmo.get_output_dim() if elmo is not None else 0
+        self._elmo_places = ElmoPlaces("bidaf_rc", elmo, use_input_elmo, use_output_elmo)
 
-        embedding_dim = text_field_embedder.get_output_dim() + (elmo_dim if use_input_elmo else 0)
+        embedding_dim = text_field_embedder.get_output_dim() + self._elmo_places.input_dim
         self._highway_layer = TimeDistributed(Highway(embedding_dim, num_highway_layers))
         self._phrase_layer = construct_with_input_dim(
             phrase_layer, embedding_dim, "phrase_layer", "embedding dim (+ ELMo at the input)"
@@ -115,7 +112,7 @@ class BidafRc(Model):
         self._matrix_attention = matrix_attention or LinearMatrixAttention(
             encoding_dim, encoding_dim, "x,y,x*y"
         )
-        merged_dim = 4 * encoding_dim + (elmo_dim if use_output_elmo else 0)
+        merged_dim = 4 * encoding_dim + self._elmo_places.output_dim
         self._modeling_layer = construct_with_input_dim(
             modeling_layer, merged_dim, "modeling_layer", "size of G (+ ELMo at the output)"
         )
@@ -161,18 +158,18 @@ class BidafRc(Model):
         `best_span` (`(batch_size, 2)` token indices), and with metadata `best_span_str`,
         `best_span_chars` and `question_id`; `loss` when gold spans are given.
         """
-        question_elmo = self._run_elmo(question)
-        passage_elmo = self._run_elmo(passage)
-        question_mask = get_text_field_mask(question)
-        passage_mask = get_text_field_mask(passage)
+        question_elmo = self._elmo_places(question)
+        passage_elmo = self._elmo_places(passage)
+        question_mask = get_text_field_mask(question_elmo.text)
+        passage_mask = get_text_field_mask(passage_elmo.text)
 
-        encoded_question = self._encode(question, question_elmo, question_mask)
-        encoded_passage = self._encode(passage, passage_elmo, passage_mask)
+        encoded_question = self._encode(question_elmo, question_mask)
+        encoded_passage = self._encode(passage_elmo, passage_mask)
         merged_passage = self._attention_flow(
             encoded_passage, encoded_question, passage_mask, question_mask
         )
-        if self._use_output_elmo:
-            merged_passage = torch.cat([merged_passage, passage_elmo[-1]], dim=-1)
+        if passage_elmo.output is not None:
+            merged_passage = torch.cat([merged_passage, passage_elmo.output], dim=-1)
         span_start_logits, span_end_logits = self._span_logits(merged_passage, passage_mask)
 
         span_start_log_probs = masked_log_softmax(span_start_logits, passage_mask)
@@ -194,25 +191,10 @@ class BidafRc(Model):
             self._add_answer_strings(output, metadata)
         return output
 
-    def _run_elmo(self, text: TextFieldTensors) -> List[torch.Tensor]:
-        """The ELMo representations of `text`'s `"elmo"` ids."""
-        elmo_ids = text.get("elmo")
-        if self._elmo is None:
-            return []
-        if elmo_ids is None:
-            raise ConfigurationError(
-                'the model has an elmo module but the text fields have no "elmo" token indexer'
-            )
-        return self._elmo(elmo_ids["elmo_tokens"])["elmo_representations"]
-
-    def _encode(
-        self, text: TextFieldTensors, elmo: List[torch.Tensor], mask: torch.BoolTensor
-    ) -> torch.Tensor:
-        # A copy without the ELMo ids: the caller's batch stays as it was.
-        without_elmo = {key: ids for key, ids in text.items() if key != "elmo"}
-        embedded = self._text_field_embedder(without_elmo)
-        if self._use_input_elmo:
-            embedded = torch.cat([embedded, elmo[0]], dim=-1)
+    def _encode(self, elmo: PlacedElmo, mask: torch.BoolTensor) -> torch.Tensor:
+        embedded = self._text_field_embedder(elmo.text)
+        if elmo.input is not None:
+            embedded = torch.cat([embedded, elmo.input], dim=-1)
         embedded = self._highway_layer(embedded)
         lstm_mask = mask if self._mask_lstms else None
         return self._dropout(self._phrase_layer(embedded, lstm_mask))
@@ -313,14 +295,3 @@ class BidafRc(Model):
         metrics.update(elmo_layer_weight_metrics(self))
         return metrics
 
-
-def _check_elmo_settings(elmo: Optional[Elmo], use_input: bool, use_output: bool) -> None:
-    uses = int(use_input) + int(use_output)
-    if elmo is None and uses:
-        raise ConfigurationError("use_input_elmo/use_output_elmo need an elmo module")
-    if elmo is not None and len(elmo.scalar_mixes) != uses:
-        raise ConfigurationError(
-            f"the elmo module has {len(elmo.scalar_mixes)} output representation(s) but the "
-            f"model uses {uses} (use_input_elmo={use_input}, use_output_elmo={use_output}); "
-            "set num_output_representations to match"
-        )
