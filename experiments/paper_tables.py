@@ -51,6 +51,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import _jsonnet
 
+from elmo_plugin.elmo.elmo import LAYER_WEIGHTS_REGEX
+
 import plot_layer_weights
 from allennlp_runs import PROJECT_ROOT, Result, Run, Runner, markdown_table, minutes
 
@@ -247,7 +249,7 @@ class Plan:
             f"{task.elmo_field}.weight_file": self.bilm.weight_file,
             # The same penalty as elmo.libsonnet's regularizer(lambda).
             "model.regularizer": {
-                "regexes": [[".*scalar_mixes.*scalar_parameters", {"type": "l2", "alpha": regularization}]]
+                "regexes": [[LAYER_WEIGHTS_REGEX, {"type": "l2", "alpha": regularization}]]
             },
         }
         if top_layer_only:

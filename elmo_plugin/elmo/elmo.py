@@ -12,6 +12,11 @@ from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_we
 from elmo_plugin.elmo.package_files import MissingFileError
 from elmo_plugin.elmo.scalar_mix import ScalarMix
 
+# Names the pre-softmax layer weights of every scalar mix (`..._scalar_mixes.<i>.
+# scalar_parameters`), e.g. for AllenNLP's `regularizer`: it follows `Elmo._scalar_mixes` and
+# `ScalarMix.scalar_parameters`, so whoever renames those changes it (a test checks it matches).
+LAYER_WEIGHTS_REGEX = ".*scalar_mixes.*scalar_parameters"
+
 
 class Elmo(torch.nn.Module, FromParams):
     """

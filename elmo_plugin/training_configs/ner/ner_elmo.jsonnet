@@ -9,8 +9,7 @@
 //   -o '{"model.text_field_embedder.token_embedders.elmo.options_file": "/m/options.json",
 //        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
 // and the regularizer's lambda:
-//   -o '{"model.regularizer": {"regexes": [[".*scalar_mixes.*scalar_parameters",
-//                                           {"type": "l2", "alpha": 0.01}]]}}'
+//   -o '{"model.regularizer.regexes.0.1.alpha": 0.01}'
 local baseline = import "ner_baseline.jsonnet";
 local elmo = import "../common/elmo.libsonnet";
 local embeddings = import "../common/embeddings.libsonnet";
