@@ -91,36 +91,29 @@ def embedding_overrides(budget: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def ner_overrides(budget: Dict[str, Any], variant: str) -> Dict[str, Any]:
-    overrides = {
+    return {
         **embedding_overrides(budget),
         "model.encoder.hidden_size": budget["hidden_size"],
         "model.encoder.num_layers": budget["num_layers"],
     }
-    if variant == "baseline":  # the one config that states its encoder's input size
-        overrides["model.encoder.input_size"] = budget["word_dim"] + budget["char_filters"]
-    return overrides
 
 
 def srl_overrides(budget: Dict[str, Any], variant: str) -> Dict[str, Any]:
-    overrides = {
+    return {
         **ner_overrides(budget, variant),
         "model.predicate_embedding_dim": budget["predicate_dim"],
         "dataset_reader.label_mode": budget["label_mode"],
         "model.label_mode": budget["label_mode"],
     }
-    if variant == "baseline":
-        overrides["model.encoder.input_size"] += budget["predicate_dim"]
-    return overrides
 
 
 def snli_overrides(budget: Dict[str, Any], variant: str) -> Dict[str, Any]:
     hidden = budget["hidden_size"]
-    sized = ["encoder.hidden_size", "projection_feedforward.hidden_dims", "inference_encoder.input_size",
+    sized = ["encoder.hidden_size", "projection_feedforward.hidden_dims",
              "inference_encoder.hidden_size", "output_feedforward.hidden_dims"]
     return {
         **embedding_overrides(budget),
         **{f"model.{key}": hidden for key in sized},
-        "model.output_feedforward.input_dim": 8 * hidden,  # average and max of both sentences' biLSTM states
         "trainer.optimizer.lr": budget["lr"],
     }
 

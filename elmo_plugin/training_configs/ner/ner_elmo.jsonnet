@@ -12,7 +12,6 @@
 //   -o '{"model.regularizer.regexes.0.1.alpha": 0.01}'
 local baseline = import "ner_baseline.jsonnet";
 local elmo = import "../common/elmo.libsonnet";
-local embeddings = import "../common/embeddings.libsonnet";
 
 local regularization = 0.001;
 
@@ -24,8 +23,6 @@ baseline + {
     text_field_embedder+: {
       token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
     },
-    // No input_size: the model sets it from the embedders' output size.
-    encoder+: { input_size:: null },
     regularizer: elmo.regularizer(regularization),
   },
 }
