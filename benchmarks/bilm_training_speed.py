@@ -44,13 +44,16 @@ import sys
 import time
 from typing import Dict, List
 
+from elmo_plugin.elmo.published_sizes import ELMO_FILTERS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "..", "shared", "data", "lm_wikipedia_en_2015", "tokenized")
 TRAIN = os.path.join(DATA, "train", "shard-00.txt.xz")
 VALID = os.path.join(DATA, "valid.txt.xz")
 VOCAB_DIR = os.path.join("/tmp", "bilm_benchmark_vocabulary")
 
-FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]]
+# The published CNN without its widest filters (1024 filters; bilm_wikipedia_cpu.jsonnet's).
+FILTERS = ELMO_FILTERS[:6]
 BATCH_SIZE = 64
 NUM_SAMPLES = 4096
 MAX_LENGTH = 100

@@ -40,43 +40,15 @@ from typing import Dict, List
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 CORPUS = os.path.join(DATA, "lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 
-FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-SIZES = {
-    "small": {"dim": 1024, "projection_dim": 128, "n_highway": 1},
-    "original": {"dim": 4096, "projection_dim": 512, "n_highway": 2},
-}
-
-
-def bilm_tf_options(size: str) -> Dict:
-    spec = SIZES[size]
-    return {
-        "bidirectional": True,
-        "char_cnn": {
-            "activation": "relu",
-            "embedding": {"dim": 16},
-            "filters": FILTERS,
-            "max_characters_per_token": 50,
-            "n_characters": 262,
-            "n_highway": spec["n_highway"],
-        },
-        "lstm": {
-            "cell_clip": 3,
-            "dim": spec["dim"],
-            "n_layers": 2,
-            "proj_clip": 3,
-            "projection_dim": spec["projection_dim"],
-            "use_skip_connections": True,
-        },
-    }
-
 
 def write_random_model(size: str, directory: str) -> None:
     import torch
 
     from elmo_plugin.elmo import ElmoBiLm, save_bilm
+    from elmo_plugin.elmo.published_sizes import published_options
 
     torch.manual_seed(0)
-    bilm = ElmoBiLm.from_options(bilm_tf_options(size))
+    bilm = ElmoBiLm.from_options(published_options(size))
     with torch.no_grad():
         for parameter in bilm.parameters():
             parameter.mul_(0.5)  # keep random activations away from the clipping bounds
@@ -203,9 +175,10 @@ def max_relative_difference(a, b) -> float:
 
 def main():
     from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+    from elmo_plugin.elmo.published_sizes import PUBLISHED_SIZES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=list(SIZES))
+    parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=PUBLISHED_SIZES)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sentences", type=int, default=None,

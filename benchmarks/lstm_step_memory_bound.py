@@ -15,8 +15,10 @@ import time
 
 import elmo_plugin.elmo  # noqa: F401  (the plugin's MKL setting, as in the embedding benchmark)
 import torch
+from elmo_plugin.elmo.published_sizes import published_options
 
-CELLS, PROJECTION = 4096, 512
+ORIGINAL_LSTM = published_options("original")["lstm"]
+CELLS, PROJECTION = ORIGINAL_LSTM["dim"], ORIGINAL_LSTM["projection_dim"]
 
 
 def median_seconds(function, repeats: int) -> float:

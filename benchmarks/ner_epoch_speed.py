@@ -35,24 +35,16 @@ from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.samplers import BucketBatchSampler
 from allennlp.models import Model
 
-from elmo_plugin.elmo import ElmoBiLm, read_options, save_bilm
+from elmo_plugin.elmo import ElmoBiLm, save_bilm
+from elmo_plugin.elmo.published_sizes import published_options
 import elmo_plugin.tasks.ner  # noqa: F401
 
 TRAIN = "../shared/data/conll2003/train.txt"
 CONFIGS = "elmo_plugin/training_configs/ner"
-SMALL_OPTIONS = {
-    "lstm": {"dim": 1024, "projection_dim": 128, "n_layers": 2, "cell_clip": 3, "proj_clip": 3,
-             "use_skip_connections": True},
-    "char_cnn": {
-        "embedding": {"dim": 16},
-        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
-        "n_highway": 1, "n_characters": 262, "max_characters_per_token": 50, "activation": "relu",
-    },
-}
 
 
 def write_small_bilm(directory: str) -> Tuple[str, str]:
-    save_bilm(ElmoBiLm.from_options(SMALL_OPTIONS), directory)
+    save_bilm(ElmoBiLm.from_options(published_options("small")), directory)
     return os.path.join(directory, "options.json"), os.path.join(directory, "weights.hdf5")
 
 
@@ -60,12 +52,9 @@ def config(name: str, bilm: Optional[Tuple[str, str]]) -> Params:
     overrides: Dict = {}
     if bilm is not None:
         options, weights = bilm
-        elmo_dim = 2 * read_options(options)["lstm"]["projection_dim"]
-        baseline = Params.from_file(f"{CONFIGS}/ner_baseline.jsonnet")
         overrides = {
             "model.text_field_embedder.token_embedders.elmo.options_file": options,
             "model.text_field_embedder.token_embedders.elmo.weight_file": weights,
-            "model.encoder.input_size": baseline["model"]["encoder"]["input_size"] + elmo_dim,
         }
     return Params.from_file(f"{CONFIGS}/{name}", json.dumps(overrides))
 

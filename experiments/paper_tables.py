@@ -52,6 +52,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import _jsonnet
 
 from elmo_plugin.elmo.layer_weight_names import GAMMA
+from elmo_plugin.elmo.elmo import LAYER_WEIGHTS_REGEX
 
 import plot_layer_weights
 from allennlp_runs import PROJECT_ROOT, Result, Run, Runner, markdown_table, minutes
@@ -91,36 +92,29 @@ def embedding_overrides(budget: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def ner_overrides(budget: Dict[str, Any], variant: str) -> Dict[str, Any]:
-    overrides = {
+    return {
         **embedding_overrides(budget),
         "model.encoder.hidden_size": budget["hidden_size"],
         "model.encoder.num_layers": budget["num_layers"],
     }
-    if variant == "baseline":  # the one config that states its encoder's input size
-        overrides["model.encoder.input_size"] = budget["word_dim"] + budget["char_filters"]
-    return overrides
 
 
 def srl_overrides(budget: Dict[str, Any], variant: str) -> Dict[str, Any]:
-    overrides = {
+    return {
         **ner_overrides(budget, variant),
         "model.predicate_embedding_dim": budget["predicate_dim"],
         "dataset_reader.label_mode": budget["label_mode"],
         "model.label_mode": budget["label_mode"],
     }
-    if variant == "baseline":
-        overrides["model.encoder.input_size"] += budget["predicate_dim"]
-    return overrides
 
 
 def snli_overrides(budget: Dict[str, Any], variant: str) -> Dict[str, Any]:
     hidden = budget["hidden_size"]
-    sized = ["encoder.hidden_size", "projection_feedforward.hidden_dims", "inference_encoder.input_size",
+    sized = ["encoder.hidden_size", "projection_feedforward.hidden_dims",
              "inference_encoder.hidden_size", "output_feedforward.hidden_dims"]
     return {
         **embedding_overrides(budget),
         **{f"model.{key}": hidden for key in sized},
-        "model.output_feedforward.input_dim": 8 * hidden,  # average and max of both sentences' biLSTM states
         "trainer.optimizer.lr": budget["lr"],
     }
 
@@ -249,7 +243,7 @@ class Plan:
             f"{task.elmo_field}.weight_file": self.bilm.weight_file,
             # The same penalty as elmo.libsonnet's regularizer(lambda).
             "model.regularizer": {
-                "regexes": [[".*scalar_mixes.*scalar_parameters", {"type": "l2", "alpha": regularization}]]
+                "regexes": [[LAYER_WEIGHTS_REGEX, {"type": "l2", "alpha": regularization}]]
             },
         }
         if top_layer_only:

@@ -147,9 +147,14 @@ class ElmoBiLm(torch.nn.Module):
 
     @classmethod
     def from_options(
-        cls, options: Dict[str, Any], stateful: bool = False, char_cnn_cache_size: int = 50000
+        cls,
+        options: Dict[str, Any],
+        stateful: bool = False,
+        char_cnn_cache_size: int = 50000,
+        dropout: float = 0.0,
     ) -> "ElmoBiLm":
-        """A randomly initialised biLM of the size that bilm-tf `options` describe."""
+        """A randomly initialised biLM of the size that bilm-tf `options` describe, with
+        `dropout` on each LSTM layer's input in training (bilm-tf's, for pretraining)."""
         cnn, lstm = options["char_cnn"], options["lstm"]
         encoder = ElmoCharacterEncoder(
             char_embedding_dim=cnn["embedding"]["dim"],
@@ -169,6 +174,7 @@ class ElmoBiLm(torch.nn.Module):
             cell_clip=lstm.get("cell_clip"),
             proj_clip=lstm.get("proj_clip"),
             use_skip_connections=lstm.get("use_skip_connections", True),
+            dropout=dropout,
         )
         return cls(encoder, bilstm, stateful=stateful)
 

@@ -132,10 +132,13 @@ def load_bilm(
     weight_file: Optional[str],
     stateful: bool = False,
     char_cnn_cache_size: int = 50000,
+    dropout: float = 0.0,
 ) -> ElmoBiLm:
     """An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file` (random
-    weights when `weight_file` is None)."""
-    bilm = ElmoBiLm.from_options(read_options(options_file), stateful, char_cnn_cache_size)
+    weights when `weight_file` is None); `dropout` as `ElmoBiLm.from_options`."""
+    bilm = ElmoBiLm.from_options(
+        read_options(options_file), stateful, char_cnn_cache_size, dropout
+    )
     if weight_file is not None:
         read_weights(bilm, weight_file)
     return bilm

@@ -29,7 +29,8 @@ class ElmoCharacterEncoder(torch.nn.Module):
     filter widths and max-pooling over characters, highway layers and a linear projection.
 
     Input is the output of AllenNLP's `elmo_characters` token indexer, `(batch, tokens, 50)`.
-    The sentence markers `<S>` and `</S>` are added here, as bilm-tf and AllenNLP do.
+    The sentence markers `<S>` and `</S>` are added here, as bilm-tf and AllenNLP do
+    (`encode_without_markers` encodes input that already holds them).
 
     Unlike AllenNLP's encoder, the CNN runs once per distinct token of a batch (padding is
     never encoded), and, while the encoder is frozen, once per distinct token ever seen:
@@ -141,9 +142,27 @@ class ElmoCharacterEncoder(torch.nn.Module):
         ids_with_boundaries, mask_with_boundaries = add_sentence_boundary_token_ids(
             character_ids, mask, self.bos_characters, self.eos_characters
         )
-        batch_size, num_tokens, _ = ids_with_boundaries.shape
-        flat_mask = mask_with_boundaries.view(-1)
-        valid_ids = ids_with_boundaries.view(-1, self.max_characters_per_token)[flat_mask]
+        return self._encode_tokens(ids_with_boundaries, mask_with_boundaries)
+
+    def encode_without_markers(self, character_ids: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """
+        As `forward`, but adds no `<S>` and `</S>`: for input that already holds them where
+        it needs them (the windows of a packed corpus, cut from a stream of sentences).
+
+        # Returns
+
+        `{"token_embedding": (batch_size, num_tokens, projection_dim), "mask": (batch_size,
+        num_tokens)}`, zeros at padded positions.
+        """
+        return self._encode_tokens(character_ids, (character_ids > 0).any(dim=-1))
+
+    def _encode_tokens(
+        self, character_ids: torch.Tensor, mask: torch.BoolTensor
+    ) -> Dict[str, torch.Tensor]:
+        """Encodes each distinct unmasked token of the batch once."""
+        batch_size, num_tokens, _ = character_ids.shape
+        flat_mask = mask.view(-1)
+        valid_ids = character_ids.view(-1, self.max_characters_per_token)[flat_mask]
         type_ids, occurrence_to_type = torch.unique(valid_ids, dim=0, return_inverse=True)
         valid_embeddings = self.encode_token_types(type_ids)[occurrence_to_type]
 
@@ -153,7 +172,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         )
         return {
             "token_embedding": token_embedding.view(batch_size, num_tokens, self.projection_dim),
-            "mask": mask_with_boundaries,
+            "mask": mask,
         }
 
     def encode_token_types(self, type_ids: torch.Tensor) -> torch.Tensor:

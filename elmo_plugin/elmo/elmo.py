@@ -16,6 +16,11 @@ from elmo_plugin.elmo.scalar_mix import ScalarMix
 # models that read the character ids themselves find them under it.
 ELMO_INDEXER_KEY = "elmo"
 
+# Names the pre-softmax layer weights of every scalar mix (`..._scalar_mixes.<i>.
+# scalar_parameters`), e.g. for AllenNLP's `regularizer`: it follows `Elmo._scalar_mixes` and
+# `ScalarMix.scalar_parameters`, so whoever renames those changes it (a test checks it matches).
+LAYER_WEIGHTS_REGEX = ".*scalar_mixes.*scalar_parameters"
+
 
 class Elmo(torch.nn.Module, FromParams):
     """

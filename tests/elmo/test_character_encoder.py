@@ -1,5 +1,6 @@
 import torch
 from allennlp.modules.elmo import batch_to_ids
+from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo import load_bilm
 
@@ -99,3 +100,23 @@ def test_short_words_skip_the_padding_positions_with_the_same_encodings(elmo_opt
             torch.testing.assert_close(
                 encoder._encode(type_ids), untrimmed_encoding(encoder, type_ids), atol=1e-6, rtol=0
             )
+
+
+def test_encoding_without_markers_of_marked_input_is_the_forward_encoding(elmo_options, elmo_weights, sentences):
+    """What the packed biLM training uses: windows that already hold their `<S>` and `</S>`."""
+    encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
+    ids = batch_to_ids(sentences[:6])
+    with torch.no_grad():
+        marked = encoder(ids)
+        mask = (ids > 0).any(dim=-1)
+        ids_with_markers, _ = add_sentence_boundary_token_ids(
+            ids, mask, encoder.bos_characters, encoder.eos_characters
+        )
+        unmarked = encoder.encode_without_markers(ids_with_markers)
+    assert ids_with_markers.size(1) == ids.size(1) + 2
+    assert torch.equal(unmarked["mask"], marked["mask"])
+    assert torch.equal(unmarked["token_embedding"], marked["token_embedding"])
+    # Nothing is added: the same shape in as out, zeros where the input is padding.
+    plain = encoder.encode_without_markers(ids)["token_embedding"]
+    assert plain.shape[:2] == ids.shape[:2]
+    assert not plain[~mask].any() and plain[mask].abs().sum(dim=-1).gt(0).all()

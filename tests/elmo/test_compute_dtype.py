@@ -8,24 +8,14 @@ from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ElmoBiLm, ElmoBiLstm, load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
+from elmo_plugin.elmo.published_sizes import published_options
 
 GOAL = 2e-2
 
 # "small" at half the LSTM size and full CNN (quick for tests, larger than the fixture).
-LARGER = {
-    "char_cnn": {
-        "activation": "relu",
-        "embedding": {"dim": 16},
-        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
-        "max_characters_per_token": 50,
-        "n_characters": 262,
-        "n_highway": 2,
-    },
-    "lstm": {
-        "cell_clip": 3, "dim": 1024, "n_layers": 2, "proj_clip": 3,
-        "projection_dim": 256, "use_skip_connections": True,
-    },
-}
+LARGER = published_options("small")
+LARGER["char_cnn"]["n_highway"] = 2
+LARGER["lstm"]["projection_dim"] = 256
 
 
 def relative_differences(bilm: ElmoBiLm, sentences, batch_size: int = 32):

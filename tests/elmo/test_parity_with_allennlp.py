@@ -7,21 +7,9 @@ from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import Elmo, ElmoBiLm, save_bilm
+from elmo_plugin.elmo.published_sizes import published_options
 
-SMALL = {
-    "char_cnn": {
-        "activation": "relu",
-        "embedding": {"dim": 16},
-        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
-        "max_characters_per_token": 50,
-        "n_characters": 262,
-        "n_highway": 1,
-    },
-    "lstm": {
-        "cell_clip": 3, "dim": 1024, "n_layers": 2, "proj_clip": 3,
-        "projection_dim": 128, "use_skip_connections": True,
-    },
-}
+SMALL = published_options("small")
 
 
 def batches(sentences, size):

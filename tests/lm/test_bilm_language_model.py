@@ -5,6 +5,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
+from elmo_plugin.elmo import save_bilm
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
@@ -163,3 +164,23 @@ def test_needs_options_or_an_options_file(tiny_bilm):
     del tiny_bilm["lstm"]["dim"]
     with pytest.raises(ConfigurationError, match="'lstm' has no 'dim'"):
         BilmLanguageModel(vocabulary, bilm=tiny_bilm)
+
+
+def test_inline_options_get_the_checks_of_an_options_file(tiny_bilm):
+    vocabulary = CorpusVocabulary.from_corpus(corpus=SENTENCES)
+    tiny_bilm["lstm"]["dim"] = "32"
+    with pytest.raises(ConfigurationError, match=r"bilm options: 'lstm'.'dim' expected a positive integer"):
+        BilmLanguageModel(vocabulary, bilm=tiny_bilm)
+
+
+def test_dropout_reaches_the_lstm_from_options_and_from_files(tiny_bilm, tmp_path):
+    model = _model(tiny_bilm, dropout=0.3)
+    assert model.bilm.lstm.dropout.p == 0.3
+    save_bilm(model.bilm, str(tmp_path))
+    loaded = BilmLanguageModel(
+        model.vocab,
+        options_file=str(tmp_path / "options.json"),
+        weight_file=str(tmp_path / "weights.hdf5"),
+        dropout=0.2,
+    )
+    assert loaded.bilm.lstm.dropout.p == 0.2

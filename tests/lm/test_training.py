@@ -12,6 +12,7 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
 import elmo_plugin.lm  # noqa: F401
+from elmo_plugin.elmo.published_sizes import published_options
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
 CONFIG = "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet"
@@ -130,6 +131,10 @@ def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
             configs[name] = Params.from_file(os.path.join("elmo_plugin/training_configs/bilm", name)).as_dict()
             assert configs[name]["model"]["type"] == "bilm", name
     original = configs["bilm_elmo_original.jsonnet"]
+    # bilm-tf trains with 261 characters.
+    assert original["model"]["bilm"] == published_options("original", n_characters=261)
+    small = configs["bilm_elmo_small.jsonnet"]["model"]["bilm"]
+    assert small == published_options("small", n_characters=261)
     cnn, lstm = original["model"]["bilm"]["char_cnn"], original["model"]["bilm"]["lstm"]
     assert sum(n for _, n in cnn["filters"]) == 2048 and cnn["n_highway"] == 2
     assert (lstm["n_layers"], lstm["dim"], lstm["projection_dim"]) == (2, 4096, 512)

@@ -10,6 +10,7 @@ from overrides import overrides
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
 from elmo_plugin.elmo.bilm_lstm import LstmState
+from elmo_plugin.elmo.bilm_tf_format import check_options
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -20,12 +21,6 @@ from elmo_plugin.lm.modules import SampledSoftmax
 from elmo_plugin.lm.softmax_file import read_softmax
 
 logger = logging.getLogger(__name__)
-
-_REQUIRED_OPTIONS = {
-    "char_cnn": ("embedding", "filters", "n_highway"),
-    "lstm": ("dim", "projection_dim", "n_layers"),
-}
-
 
 @Model.register("bilm")
 class BilmLanguageModel(Model):
@@ -95,8 +90,7 @@ class BilmLanguageModel(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        self._bilm = _build_bilm(bilm, options_file, weight_file)
-        self._bilm.lstm.dropout.p = dropout
+        self._bilm = _build_bilm(bilm, options_file, weight_file, dropout)
         self._bilm.set_compute_dtype(compute_dtype)
         self._dropout = torch.nn.Dropout(dropout)
         _check_vocabulary(vocab)
@@ -177,28 +171,14 @@ class BilmLanguageModel(Model):
     ) -> Tuple[torch.Tensor, torch.BoolTensor]:
         """The top layer of windows that already hold their sentence markers, padded by one
         position at each end to line up with the targets."""
-        mask = (character_ids > 0).any(dim=-1)
-        embedding = self._encode_without_markers(character_ids, mask)
+        encoded = self._bilm.character_encoder.encode_without_markers(character_ids)
+        embedding, mask = encoded["token_embedding"], encoded["mask"]
         states = self._lane_states.setdefault(self.training, _LaneStates())
         initial = states.initial(lane, window, self._bilm.lstm.zero_state(lane.size(0), embedding))
         outputs, final = self._bilm.lstm(embedding, mask, initial)
         states.remember(lane, window, final)
         top = torch.nn.functional.pad(outputs[-1], (0, 0, 1, 1))
         return top, torch.nn.functional.pad(mask, (1, 1))
-
-    def _encode_without_markers(
-        self, character_ids: torch.Tensor, mask: torch.BoolTensor
-    ) -> torch.Tensor:
-        encoder = self._bilm.character_encoder
-        batch_size, num_tokens, width = character_ids.shape
-        flat_mask = mask.view(-1)
-        type_ids, occurrence_to_type = torch.unique(
-            character_ids.view(-1, width)[flat_mask], dim=0, return_inverse=True
-        )
-        encoded = encoder.encode_token_types(type_ids)[occurrence_to_type]
-        embedding = encoded.new_zeros(batch_size * num_tokens, encoded.size(-1))
-        embedding = embedding.index_copy(0, flat_mask.nonzero().squeeze(1), encoded)
-        return embedding.view(batch_size, num_tokens, -1)
 
     def reset_states(self) -> None:
         """Forgets the LSTM states carried along the lanes of the packed mode."""
@@ -284,7 +264,10 @@ def _mean(values: torch.Tensor) -> torch.Tensor:
 
 
 def _build_bilm(
-    options: Optional[Dict[str, Any]], options_file: Optional[str], weight_file: Optional[str]
+    options: Optional[Dict[str, Any]],
+    options_file: Optional[str],
+    weight_file: Optional[str],
+    dropout: float,
 ) -> ElmoBiLm:
     if (options is None) == (options_file is None):
         raise ConfigurationError(
@@ -292,16 +275,10 @@ def _build_bilm(
             "`options_file` (with `weight_file`, to continue training a biLM)"
         )
     if options_file is not None:
-        return load_bilm(options_file, weight_file)
+        return load_bilm(options_file, weight_file, dropout=dropout)
     if weight_file is not None:
         raise ConfigurationError("weight_file needs options_file, not bilm")
-    for section, keys in _REQUIRED_OPTIONS.items():
-        if not isinstance(options.get(section), dict):
-            raise ConfigurationError(f"bilm options: missing the '{section}' section")
-        for key in keys:
-            if key not in options[section]:
-                raise ConfigurationError(f"bilm options: '{section}' has no '{key}'")
-    return ElmoBiLm.from_options(options)
+    return ElmoBiLm.from_options(check_options(options, "bilm options"), dropout=dropout)
 
 
 def _check_vocabulary(vocab: Vocabulary) -> None:

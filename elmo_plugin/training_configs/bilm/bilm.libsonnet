@@ -1,5 +1,6 @@
 // Blocks shared by the bilm pretraining configs.
 local data = import "../common/data.libsonnet";
+local training = import "../common/optimizer.libsonnet";
 {
   // The tokenised Wikipedia corpus of ../shared/data (20 xz shards, 38 M tokens).
   wikipedia: data.lm,
@@ -24,13 +25,33 @@ local data = import "../common/data.libsonnet";
     },
   },
 
-  // The CNN of the published ELMo models: 2048 filters.
+  // The CNN of the published ELMo models: 2048 filters (smaller biLMs take its first few).
+  // elmo_plugin/elmo/published_sizes.py states the same for Python (a test checks they agree).
   elmo_filters: [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
 
   // The paper's models. bilm-tf trains with 261 characters; `elmo-export` writes the 262 its
   // inference code wants.
   elmo_small: self.options(self.elmo_filters, 1, 1024, 128, 261),
   elmo_original: self.options(self.elmo_filters, 2, 4096, 512, 261),
+
+  // One sentence an instance, with its markers.
+  sentence_reader: { type: "bilm_corpus", max_sentence_length: 100 },
+  // Batches of sentences of similar length.
+  bucket_loader(batch_size=32):: training.data_loader(batch_size) + {
+    batch_sampler+: { sorting_keys: ["tokens"] },
+  },
+  // Validation in file order draws no random numbers (a bucket sampler would, even
+  // unshuffled), so that `--recover`, which replays the data of the epochs it skips but not
+  // their validation, gives the training batches an uninterrupted run would have had.
+  validation_loader: { batch_size: 64 },
+  // Training judged by held-out perplexity, with gradient norms clipped at 10 (bilm-tf's),
+  // checkpoints written atomically and `--recover` exact.
+  trainer(optimizer, num_epochs, keep=1):: training.resumable(keep) + {
+    optimizer: optimizer,
+    grad_norm: 10.0,
+    num_epochs: num_epochs,
+    validation_metric: "-perplexity",
+  },
 
   // bilm-tf's training recipe: the packed stream of 128 lanes x 20 tokens, 8192 negative
   // samples, dropout 0.1, Adagrad 0.2 (accumulators starting at 1), gradient norm 10.
@@ -46,16 +67,11 @@ local data = import "../common/data.libsonnet";
     shuffle: false,
     max_instances_in_memory: lanes * 50,
   },
-  paper_trainer(num_epochs=10, cuda_device=0):: {
-    optimizer: { type: "adagrad", lr: 0.2, initial_accumulator_value: 1.0 },
-    grad_norm: 10.0,
-    num_epochs: num_epochs,
-    cuda_device: cuda_device,
-    validation_metric: "-perplexity",
-    // Mid-epoch checkpoints, for `--recover` (by batches: distributed training cannot
-    // checkpoint by seconds).
-    // Written atomically; `exact_resume` makes `--recover` replay the same random draws.
-    checkpointer: { type: "atomic", save_every_num_batches: 2000, keep_most_recent_by_count: 3 },
-    callbacks: [{ type: "exact_resume" }],
-  },
+  paper_trainer(num_epochs=10, cuda_device=0)::
+    self.trainer({ type: "adagrad", lr: 0.2, initial_accumulator_value: 1.0 }, num_epochs, 3) + {
+      cuda_device: cuda_device,
+      // Mid-epoch checkpoints, for `--recover` (by batches: distributed training cannot
+      // checkpoint by seconds).
+      checkpointer+: { save_every_num_batches: 2000 },
+    },
 }

@@ -10,11 +10,12 @@
 // From a published biLM (options + weights only, no softmax): set `model.options_file` and
 // `model.weight_file`, drop `model.softmax_file`, and count the vocabulary from the domain
 // corpus instead: "vocabulary": {"type": "from_corpus", "corpus": <domain corpus>}.
+local bilm = import "bilm.libsonnet";
 local export = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
 local train = "fixtures/lm/captions_train.txt";
 local valid = "fixtures/lm/captions_valid.txt";
 {
-  dataset_reader: { type: "bilm_corpus", max_sentence_length: 100 },
+  dataset_reader: bilm.sentence_reader,
   train_data_path: train,
   validation_data_path: valid,
   // The export's vocabulary, so that every softmax row is reused.
@@ -27,15 +28,7 @@ local valid = "fixtures/lm/captions_valid.txt";
     num_samples: 1024,
     dropout: 0.1,
   },
-  data_loader: { batch_sampler: { type: "bucket", batch_size: 32, sorting_keys: ["tokens"] } },
-  validation_data_loader: { batch_size: 64 },
-  trainer: {
-    optimizer: { type: "adam", lr: 0.001 },
-    grad_norm: 10.0,
-    num_epochs: 1,
-    validation_metric: "-perplexity",
-    // Written atomically; `exact_resume` makes `--recover` replay the same random draws.
-    checkpointer: { type: "atomic", keep_most_recent_by_count: 1 },
-    callbacks: [{ type: "exact_resume" }],
-  },
+  data_loader: bilm.bucket_loader(32),
+  validation_data_loader: bilm.validation_loader,
+  trainer: bilm.trainer({ type: "adam", lr: 0.001 }, num_epochs=1),
 }

@@ -10,9 +10,8 @@
 // An "epoch" here is 1000 batches (the corpus is ~23,000 batches of 64 sentences), so that
 // held-out perplexity is reported, and a checkpoint kept, every 1000 batches.
 local bilm = import "bilm.libsonnet";
-local cnn = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]];
 {
-  dataset_reader: { type: "bilm_corpus", max_sentence_length: 100 },
+  dataset_reader: bilm.sentence_reader,
   // The first 1000 held-out sentences: the full softmax over 50,000 words takes a while.
   validation_dataset_reader: { type: "bilm_corpus", max_instances: 1000 },
   train_data_path: bilm.wikipedia.train,
@@ -20,24 +19,16 @@ local cnn = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512]];
   vocabulary: { type: "from_corpus", corpus: bilm.wikipedia.train, max_vocab_size: 50000 },
   model: {
     type: "bilm",
-    bilm: bilm.options(cnn, 1, 512, 128),
+    // The published CNN's 1024 narrowest filters.
+    bilm: bilm.options(bilm.elmo_filters[0:6], 1, 512, 128),
     num_samples: 4096,
     dropout: 0.1,
   },
-  data_loader: {
-    batch_sampler: { type: "bucket", batch_size: 64, sorting_keys: ["tokens"] },
+  data_loader: bilm.bucket_loader(64) + {
     // Stream the corpus: batches are made within chunks of this many sentences.
     max_instances_in_memory: 6400,
     batches_per_epoch: 1000,
   },
-  validation_data_loader: { batch_size: 64 },
-  trainer: {
-    optimizer: { type: "adam", lr: 0.001 },
-    grad_norm: 10.0,
-    num_epochs: 40,
-    validation_metric: "-perplexity",
-    // Written atomically; `exact_resume` makes `--recover` replay the same random draws.
-    checkpointer: { type: "atomic", keep_most_recent_by_count: 2 },
-    callbacks: [{ type: "exact_resume" }],
-  },
+  validation_data_loader: bilm.validation_loader,
+  trainer: bilm.trainer({ type: "adam", lr: 0.001 }, num_epochs=40, keep=2),
 }

@@ -71,9 +71,13 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // Only the top biLM layer (the paper's Table 2 baseline "last only").
   top_layer_only(num_layers=3):: [-9e10 for _ in std.range(1, num_layers - 1)] + [1.0],
 
+  // The parameter names of the learned layer weights (the pre-softmax weights of every scalar
+  // mix): elmo_plugin.elmo.elmo.LAYER_WEIGHTS_REGEX, which a test checks this equals.
+  layer_weights_regex:: ".*scalar_mixes.*scalar_parameters",
+
   // The paper's lambda * ||w||^2 on the layer weights, for a model's `regularizer`:
   //   "regularizer": elmo.regularizer(0.001)
   regularizer(lambda):: {
-    regexes: [[".*scalar_mixes.*scalar_parameters", { type: "l2", alpha: lambda }]],
+    regexes: [[$.layer_weights_regex, { type: "l2", alpha: lambda }]],
   },
 }

@@ -20,7 +20,4 @@
       conv_layer_activation: "relu",
     },
   },
-
-  // Output size of the two together.
-  dim(word_dim=100, num_filters=64, ngram_filter_sizes=[3]):: word_dim + num_filters * std.length(ngram_filter_sizes),
 }

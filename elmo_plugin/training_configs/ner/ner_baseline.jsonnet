@@ -10,7 +10,6 @@ local optimizer = import "../common/optimizer.libsonnet";
 
 local tag_scheme = "BIOUL";
 local word_dim = 100;
-local num_filters = 64;
 
 {
   dataset_reader: {
@@ -33,12 +32,12 @@ local num_filters = 64;
     text_field_embedder: {
       token_embedders: {
         tokens: embeddings.word_embedder(word_dim),
-        token_characters: embeddings.char_embedder(num_filters=num_filters),
+        token_characters: embeddings.char_embedder(num_filters=64),
       },
     },
+    // No input_size: the model sets it from the embedders' output size.
     encoder: {
       type: "lstm",
-      input_size: embeddings.dim(word_dim, num_filters),
       hidden_size: 200,
       num_layers: 2,
       dropout: 0.5,

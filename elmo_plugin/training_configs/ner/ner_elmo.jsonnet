@@ -9,11 +9,9 @@
 //   -o '{"model.text_field_embedder.token_embedders.elmo.options_file": "/m/options.json",
 //        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
 // and the regularizer's lambda:
-//   -o '{"model.regularizer": {"regexes": [[".*scalar_mixes.*scalar_parameters",
-//                                           {"type": "l2", "alpha": 0.01}]]}}'
+//   -o '{"model.regularizer.regexes.0.1.alpha": 0.01}'
 local baseline = import "ner_baseline.jsonnet";
 local elmo = import "../common/elmo.libsonnet";
-local embeddings = import "../common/embeddings.libsonnet";
 
 local regularization = 0.001;
 
@@ -25,8 +23,6 @@ baseline + {
     text_field_embedder+: {
       token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
     },
-    // No input_size: the model sets it from the embedders' output size.
-    encoder+: { input_size:: null },
     regularizer: elmo.regularizer(regularization),
   },
 }

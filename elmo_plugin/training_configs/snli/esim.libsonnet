@@ -10,8 +10,8 @@
 //
 // Another biLM needs only its files, e.g. with -o:
 //   -o '{"model.elmo.options_file": "/m/options.json", "model.elmo.weight_file": "/m/weights.hdf5"}'
-// The model sets the input sizes of `encoder` and `projection_feedforward` from the
-// embedders and the ELMo module, so no size here depends on the biLM.
+// The model sets the input sizes of its layers from the embedders, the ELMo module and the
+// layers before, so no size here depends on the biLM and none is stated twice.
 //
 // Data paths default to the fixed splits (../common/data.libsonnet); override them with
 //   allennlp train ... -o '{"train_data_path": "/data/snli_1.0/snli_1.0_train.jsonl"}'
@@ -38,12 +38,9 @@ local optimizer = import "../common/optimizer.libsonnet";
 
   local uses_elmo = self.use_input_elmo || self.use_output_elmo,
   local num_elmo_places = (if self.use_input_elmo then 1 else 0) + (if self.use_output_elmo then 1 else 0),
-  // No input_size for the input encoder (nor input_dim for projection_feedforward): the
-  // model sets them from the embedders and the ELMo module.
-  local bilstm(hidden_size, input_size=null) = {
-    type: "lstm", hidden_size: hidden_size, bidirectional: true,
-    [if input_size != null then "input_size"]: input_size,
-  },
+  // No input sizes (`input_size` of the encoders, `input_dim` of the feedforwards): the model
+  // sets them.
+  local bilstm(hidden_size) = { type: "lstm", hidden_size: hidden_size, bidirectional: true },
   // Only the task's own layers: the initializer must never touch the pretrained biLM.
   local task_layers = "^_(encoder|inference_encoder|projection_feedforward|output_feedforward|classification_layer)",
 
@@ -70,10 +67,8 @@ local optimizer = import "../common/optimizer.libsonnet";
     use_output_elmo: $.use_output_elmo,
     encoder: bilstm($.hidden_dim),
     projection_feedforward: { hidden_dims: $.hidden_dim, num_layers: 1, activations: "relu" },
-    inference_encoder: bilstm($.hidden_dim, input_size=$.hidden_dim),
-    output_feedforward: {
-      input_dim: 8 * $.hidden_dim, hidden_dims: $.hidden_dim, num_layers: 1, activations: "tanh",
-    },
+    inference_encoder: bilstm($.hidden_dim),
+    output_feedforward: { hidden_dims: $.hidden_dim, num_layers: 1, activations: "tanh" },
     dropout: $.dropout,
     initializer: {
       regexes: [

@@ -18,8 +18,6 @@ local tags = import "propbank_tags.libsonnet";
 
 local label_mode = "span";
 local word_dim = 100;
-local num_filters = 64;
-local predicate_dim = 100;
 
 {
   dataset_reader: {
@@ -45,14 +43,14 @@ local predicate_dim = 100;
     text_field_embedder: {
       token_embedders: {
         tokens: embeddings.word_embedder(word_dim),
-        token_characters: embeddings.char_embedder(num_filters=num_filters),
+        token_characters: embeddings.char_embedder(num_filters=64),
       },
     },
-    predicate_embedding_dim: predicate_dim,
+    predicate_embedding_dim: 100,
     embedding_dropout: 0.1,
+    // No input_size: the model sets it from the embedders and predicate_embedding_dim.
     encoder: {
       type: "alternating_lstm",
-      input_size: embeddings.dim(word_dim, num_filters) + predicate_dim,
       hidden_size: 300,
       num_layers: 4,
       recurrent_dropout_probability: 0.1,

@@ -21,8 +21,6 @@ baseline + {
     text_field_embedder+: {
       token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
     },
-    // No input_size: the model sets it from the embedders and predicate_embedding_dim.
-    encoder+: { input_size:: null },
     regularizer: elmo.regularizer(regularization),
   },
 }

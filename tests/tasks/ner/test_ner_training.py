@@ -3,25 +3,21 @@ import math
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional
 
 import pytest
 from PIL import Image
 from allennlp.commands import main
 
 import elmo_plugin.tasks.ner  # noqa: F401
-from tests.tasks.ner.ner_small_overrides import NUM_FILTERS, SMALL, WORD_DIM
+from tests.tasks.ner.ner_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
 
 ROOT = Path(__file__).parents[3]
 
 
-def train(config: str, serialization_dir: Path, encoder_input_size: Optional[int] = None) -> dict:
-    """Small sizes; with no `encoder_input_size` the model sizes its encoder from the embedders."""
-    overrides = dict(SMALL)
-    if encoder_input_size is not None:
-        overrides["model.encoder.input_size"] = encoder_input_size
-    _, metrics = train_config(ROOT / "elmo_plugin/training_configs/ner" / config, serialization_dir, overrides)
+def train(config: str, serialization_dir: Path) -> dict:
+    """Small sizes; the model sizes its encoder from the embedders."""
+    _, metrics = train_config(ROOT / "elmo_plugin/training_configs/ner" / config, serialization_dir, SMALL)
     return metrics
 
 
@@ -58,7 +54,7 @@ def check_predictions(predictions: list) -> None:
 
 
 def test_baseline_config_trains_evaluates_and_predicts(tmp_path, monkeypatch):
-    metrics = train("ner_baseline.jsonnet", tmp_path / "run", WORD_DIM + NUM_FILTERS)
+    metrics = train("ner_baseline.jsonnet", tmp_path / "run")
     check_metrics(metrics)
     assert not any("_elmo" in key for key in metrics)
     check_predictions(predict(tmp_path / "run" / "model.tar.gz", tmp_path, monkeypatch))

@@ -12,8 +12,6 @@ SMALL = {
     "model.text_field_embedder.token_embedders.tokens.embedding_dim": WORD_DIM,
     "model.encoder.hidden_size": HIDDEN,
     "model.projection_feedforward.hidden_dims": HIDDEN,
-    "model.inference_encoder.input_size": HIDDEN,
     "model.inference_encoder.hidden_size": HIDDEN,
-    "model.output_feedforward.input_dim": 8 * HIDDEN,
     "model.output_feedforward.hidden_dims": HIDDEN,
 }

@@ -36,9 +36,11 @@ ELMO_PLACES = {
 
 
 def shrinking_overrides(config_path: Path) -> dict:
-    # The model sets the encoder's and projection_feedforward's input sizes itself.
+    # The model sets the input sizes of its encoders and feedforwards itself.
     model = json.loads(_jsonnet.evaluate_file(str(config_path)))["model"]
     assert "input_size" not in model["encoder"] and "input_dim" not in model["projection_feedforward"]
+    assert "input_size" not in model["inference_encoder"]
+    assert "input_dim" not in model["output_feedforward"]
     return SMALL
 
 

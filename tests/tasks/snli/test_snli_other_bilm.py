@@ -35,6 +35,9 @@ def test_elmo_config_trains_with_another_bilm_from_the_elmo_files_alone(
     [
         ("encoder", "input_size", WORD_DIM + NUM_FILTERS + 32),
         ("projection_feedforward", "input_dim", 4 * (2 * HIDDEN + 32)),
+        # These two follow from the layers before, whatever the biLM.
+        ("inference_encoder", "input_size", HIDDEN),
+        ("output_feedforward", "input_dim", 4 * 2 * HIDDEN),
     ],
 )
 def test_sizes_given_in_the_config_must_match_the_elmo_module(module, size_key, right):

@@ -8,28 +8,25 @@ import pytest
 from allennlp.commands import main
 from allennlp.common.util import import_module_and_submodules
 
-from tests.tasks.srl.srl_small_overrides import NUM_FILTERS, PREDICATE_DIM, SMALL, WORD_DIM
+from tests.tasks.srl.srl_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# The baseline's encoder input size (tiny embeddings + predicate indicator) is given; the ELMo
-# config's is left to the model, which adds the default biLM's output size.
-BASELINE_INPUT_SIZE = WORD_DIM + NUM_FILTERS + PREDICATE_DIM
+# No config gives the encoder's input size: the model sets it from the embedders and the
+# predicate embedding (with ELMo, the default biLM's output size too).
 CONFIGS = [
-    ("srl_baseline.jsonnet", "span", BASELINE_INPUT_SIZE),
-    ("srl_elmo.jsonnet", "span", None),
-    ("srl_baseline.jsonnet", "head", BASELINE_INPUT_SIZE),
+    ("srl_baseline.jsonnet", "span"),
+    ("srl_elmo.jsonnet", "span"),
+    ("srl_baseline.jsonnet", "head"),
 ]
 
 
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda c: f"{c[0]}-{c[1]}")
 def trained(request, tmp_path_factory):
-    config, label_mode, input_size = request.param
+    config, label_mode = request.param
     import_module_and_submodules("elmo_plugin")
     overrides = dict(SMALL, **{"dataset_reader.label_mode": label_mode, "model.label_mode": label_mode})
-    if input_size is not None:
-        overrides["model.encoder.input_size"] = input_size
     serialization_dir = tmp_path_factory.mktemp("srl")
     cwd = os.getcwd()
     os.chdir(ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root

@@ -2,7 +2,6 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 from allennlp.common import Lazy
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
@@ -56,11 +55,13 @@ class EsimNli(Model):
         Projects the enhanced `[a; b; a - b; a * b]` vectors before composition; built with
         `input_dim` = 4 * (the encoder's output size plus, with `use_output_elmo`, the ELMo
         size).
-    inference_encoder : `Seq2SeqEncoder`
-        The composition encoder (a biLSTM in ESIM).
-    output_feedforward : `FeedForward`
-        Hidden layers on the pooled `[avg_p; max_p; avg_h; max_h]` vector; a linear layer
-        to the labels follows.
+    inference_encoder : `Lazy[Seq2SeqEncoder]` (or a built `Seq2SeqEncoder`)
+        The composition encoder (a biLSTM in ESIM), built with its input size =
+        `projection_feedforward`'s output size.
+    output_feedforward : `Lazy[FeedForward]` (or a built `FeedForward`)
+        Hidden layers on the pooled `[avg_p; max_p; avg_h; max_h]` vector, built with
+        `input_dim` = 4 * `inference_encoder`'s output size; a linear layer to the labels
+        follows.
     matrix_attention : `MatrixAttention`, optional (default = `DotProductMatrixAttention()`)
         The soft alignment between the encoded sentences.
     elmo : `Elmo`, optional
@@ -88,8 +89,8 @@ class EsimNli(Model):
         text_field_embedder: TextFieldEmbedder,
         encoder: Union[Lazy[Seq2SeqEncoder], Seq2SeqEncoder],
         projection_feedforward: Union[Lazy[FeedForward], FeedForward],
-        inference_encoder: Seq2SeqEncoder,
-        output_feedforward: FeedForward,
+        inference_encoder: Union[Lazy[Seq2SeqEncoder], Seq2SeqEncoder],
+        output_feedforward: Union[Lazy[FeedForward], FeedForward],
         matrix_attention: Optional[MatrixAttention] = None,
         elmo: Optional[Elmo] = None,
         use_input_elmo: bool = False,
@@ -114,30 +115,29 @@ class EsimNli(Model):
             "projection_feedforward",
             "4 * (encoder output dim + ELMo at the output)",
         )
-        self._inference_encoder = inference_encoder
-        self._output_feedforward = output_feedforward
+        self._inference_encoder = construct_with_input_dim(
+            inference_encoder,
+            self._projection_feedforward.get_output_dim(),
+            "inference_encoder",
+            "projection_feedforward output dim",
+        )
+        self._output_feedforward = construct_with_input_dim(
+            output_feedforward,
+            4 * self._inference_encoder.get_output_dim(),
+            "output_feedforward",
+            "4 * inference_encoder output dim (average and max of both sentences)",
+        )
         self._elmo = elmo
         self._rnn_input_dropout = InputVariationalDropout(dropout)
         self._output_dropout = torch.nn.Dropout(dropout)
         self._label_namespace = label_namespace
         num_labels = vocab.get_vocab_size(label_namespace)
-        self._classification_layer = torch.nn.Linear(output_feedforward.get_output_dim(), num_labels)
-        self._check_dimensions()
+        self._classification_layer = torch.nn.Linear(
+            self._output_feedforward.get_output_dim(), num_labels
+        )
         self._accuracy = CategoricalAccuracy()
         self._loss = torch.nn.CrossEntropyLoss()
         initializer(self)
-
-    def _check_dimensions(self) -> None:
-        # The encoder's and projection_feedforward's input sizes are set (or checked) when
-        # they are built.
-        check_dimensions_match(
-            self._projection_feedforward.get_output_dim(), self._inference_encoder.get_input_dim(),
-            "projection_feedforward output dim", "inference_encoder input dim",
-        )
-        check_dimensions_match(
-            4 * self._inference_encoder.get_output_dim(), self._output_feedforward.get_input_dim(),
-            "4 * inference_encoder output dim", "output_feedforward input dim",
-        )
 
     @overrides(check_signature=False)
     def forward(  # type: ignore
