@@ -37,3 +37,15 @@ def test_allennlp_models_registers_after_the_plugin(allennlp_models):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("ok")
+
+
+def test_the_plugin_never_imports_allennlp_models(allennlp_models):
+    # allennlp-models is not a runtime dependency (docs/install.md): with it importable, every
+    # module of ours still loads without it.
+    code = (
+        "import sys; from allennlp.common.util import import_module_and_submodules as imp;"
+        "imp('elmo_plugin'); print('allennlp_models' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "False"

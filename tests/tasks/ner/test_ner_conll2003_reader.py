@@ -54,6 +54,29 @@ def test_iob1_tags_are_recoded_to_the_scheme(tmp_path, scheme):
     assert instances[1]["metadata"]["words"][:2] == ["Peter", "Blackburn"]
 
 
+def test_gives_the_instances_of_allennlps_conll2003_reader():
+    from allennlp.data.dataset_readers.conll2003 import Conll2003DatasetReader
+
+    def fields(instances):
+        return [
+            ([t.text for t in i["tokens"].tokens], i["tags"].labels, i["metadata"]["words"])
+            for i in instances
+        ]
+
+    path = FIXTURES / "train.txt"
+    theirs = Conll2003DatasetReader(convert_to_coding_scheme="BIOUL").read(path)
+    assert fields(Conll2003NerReader(tag_scheme="BIOUL").read(path)) == fields(theirs)
+
+
+@pytest.mark.parametrize(
+    "key, value", [("tag_label", "pos"), ("feature_labels", ["pos"]), ("coding_scheme", "IOB1")]
+)
+def test_the_options_of_allennlps_conll2003_reader_are_refused(key, value):
+    params = Params({"type": "conll2003_ner", key: value})
+    with pytest.raises((TypeError, ConfigurationError), match=key):
+        DatasetReader.from_params(params)
+
+
 def test_reads_the_fixture_slices_of_each_split():
     reader = Conll2003NerReader()
     counts = {split: len(list(reader.read(FIXTURES / f"{split}.txt"))) for split in ("train", "dev", "test")}

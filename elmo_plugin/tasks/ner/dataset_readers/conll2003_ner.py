@@ -43,6 +43,22 @@ class Conll2003NerReader(DatasetReader):
     Each sentence becomes an `Instance` with a `TextField` "tokens", a `SequenceLabelField`
     "tags" (when the file has tags) and a `MetadataField` "metadata" holding the "words".
 
+    The instances are those of AllenNLP's core `conll2003` reader with `tag_label="ner"` (same
+    fields and sentences, recoded by the same `to_bioul`). What ours adds, each tried on
+    `conll2003`: a bad file is a `ConfigurationError` naming the file and line, where
+    `conll2003` names neither (a row of fewer than four columns: an unpacking `ValueError`; of
+    more: the rest silently dropped; a tag that is not IOB1: `InvalidTagSequence`; also here an
+    entity type outside `entity_types`, bytes that are not UTF-8 and a `-DOCSTART-` with no
+    sentence); a file with no sentence is an error (`conll2003` gives no instances); a UTF-8
+    BOM is dropped (`conll2003` reads the first `-DOCSTART-` line as a word and, recoding to
+    BIOUL, fails on its `-X-` chunk tag); an over-long sentence is split; tags recode to BIO as
+    well as BIOUL; `text_to_instance` takes strings too (the predictor's input).
+
+    It does not subclass `conll2003`: its constructor passes `**kwargs` on, so AllenNLP's
+    `from_params` would accept that reader's `tag_label`, `feature_labels` and
+    `convert_to_coding_scheme` in our configs (a `TypeError` or an option with no effect
+    here), where now they are refused as unexpected keyword arguments.
+
     Registered as a `DatasetReader` with name "conll2003_ner".
 
     # Parameters

@@ -34,9 +34,20 @@ class BiLstmCrfTagger(Model):
     embedder concatenated to them) → dropout → a `Seq2SeqEncoder` (e.g. a 2-layer biLSTM)
     → dropout → an optional `FeedForward` → a linear layer scoring each tag → a
     conditional random field (AllenNLP's, with a backward pass linear in the sentence length:
-    `LinearTimeCrf`) whose transitions are constrained to the tag scheme. Decoding
-    is Viterbi; the metric is span-based F1 (precision, recall and F1 over whole entities). `get_metrics` also reports the learned ELMo
-    layer weights (`_elmo_mix0_*`).
+    `LinearTimeCrf`) whose transitions are constrained to the tag scheme. Decoding is Viterbi;
+    the metric is span-based F1 (precision, recall and F1 over whole entities). `get_metrics`
+    also reports the learned ELMo layer weights (`_elmo_mix0_*`).
+
+    AllenNLP core has no CRF tagger; allennlp-models' `crf_tagger` is this architecture but is
+    not a runtime dependency (`docs/install.md`). What ours adds over it: the encoder is `Lazy`
+    and sized from the embedder, so a config states no input size; `LinearTimeCrf` (with
+    `crf_tagger`'s CRF, a 10,000-token line of a broken file takes minutes to train on); the
+    vocabulary's labels are checked against `label_encoding` (a mismatch would build wrong CRF
+    constraints silently); spans are read from BIOUL folded into BIO, so the invalid sequences
+    an unconstrained CRF can decode do not fail the metric; "spans" with their text in the
+    output; the ELMo layer weights in the metrics; the loss averaged over the batch (summed
+    there). What `crf_tagger` has and ours leaves out: `top_k` paths, label weights,
+    `ignore_loss_on_o_tags`, token accuracy and the IOB1 and BMES encodings.
 
     Registered as a `Model` with name "bilstm_crf_tagger".
 
@@ -64,7 +75,8 @@ class BiLstmCrfTagger(Model):
     initializer : `InitializerApplicator`, optional
     kwargs
         Passed to `Model`, e.g. `regularizer` (see `elmo.regularizer(lambda)` in
-        `elmo_plugin/training_configs/common/elmo.libsonnet` for the paper's penalty on the layer weights).
+        `elmo_plugin/training_configs/common/elmo.libsonnet` for the paper's penalty on the
+        layer weights).
     """
 
     def __init__(

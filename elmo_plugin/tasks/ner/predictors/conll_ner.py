@@ -21,6 +21,14 @@ class ConllNerPredictor(Predictor):
     for text tokenized already. Output: `{"tokens": [...], "tags": [...], "spans": [{"label":
     "PER", "start": 0, "end": 1, "text": "Peter Blackburn"}, ...]}`, with inclusive `end`.
 
+    AllenNLP's core `sentence_tagger` predictor does the same for `{"sentence": ...}`; ours
+    adds the `"tokens"` input, a `ConfigurationError` for an input with neither key or no
+    tokens, and the output cut to tokens, tags and spans. It does not subclass it: its
+    constructor loads spaCy's `en_core_web_sm` model (downloading it when absent; ours needs no
+    model), and its `predictions_to_labeled_instances` (for `allennlp.interpret`) reads only
+    BIOUL tags and adds an `ignore_loss_on_o_tags` field that `bilstm_crf_tagger.forward` does
+    not take, so inheriting it would turn `Predictor`'s clear "not implemented" into a crash.
+
     Registered as a `Predictor` with name "conll_ner".
 
     # Parameters

@@ -1,4 +1,10 @@
-"""Mapping between character spans of a text and spans of its tokens."""
+"""
+Mapping between character spans of a text and spans of its tokens. AllenNLP core has none;
+allennlp-models' `rc.dataset_readers.utils.char_span_to_token_span` (not importable at run time:
+`docs/install.md`) returns a best guess with an error flag and raises for most spans past the
+last token; ours clips a span that runs past the last token, and says `None` for one that no
+token overlaps, which the reader marks as an answer outside the (cut) passage.
+"""
 import bisect
 from typing import List, Optional, Tuple
 

@@ -2,7 +2,8 @@
 The answer comparison of the official SQuAD v1.1 script (`evaluate-v1.1.py`): answers are
 normalised (lowercased, punctuation and the articles a/an/the removed, whitespace collapsed),
 then scored by exact match and by bag-of-tokens F1; a prediction gets its best score over the
-reference answers.
+reference answers. allennlp-models' `rc/tools/squad.py` is the SQuAD 2.0 script's, which scores
+two empty answers F1 1 (0 here), and is not importable at run time (see `SquadV1EmF1`).
 """
 import re
 import string

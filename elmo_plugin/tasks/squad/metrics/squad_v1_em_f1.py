@@ -18,6 +18,12 @@ class SquadV1EmF1(Metric):
     them: each prediction scores its best over the reference answers, and both are averaged
     over questions (as fractions in [0, 1], not percentages).
 
+    AllenNLP core has no SQuAD metric. allennlp-models' `squad` metric (`SquadEmAndF1`) is not
+    ours to import (allennlp-models is not a runtime dependency: `docs/install.md`), and differs:
+    it scores with the SQuAD 2.0 script (two answers that normalise to nothing get F1 1 there,
+    0 in the v1.1 script), its `get_metric` returns an `(em, f1)` tuple rather than a dict,
+    and it reduces across workers on every call rather than once in `get_metric`.
+
     Registered as a `Metric` with name "squad_v1_em_f1".
     """
 

@@ -1,4 +1,9 @@
-"""Choosing the answer span from start and end scores."""
+"""
+Choosing the answer span from start and end scores. AllenNLP core has no span decoder;
+allennlp-models' `rc.models.utils.get_best_span` (not importable at run time: `docs/install.md`)
+takes neither a mask (its callers fill padding with a large negative first) nor a maximum span
+length, which `best_span` takes both of.
+"""
 from typing import Optional
 
 import torch
