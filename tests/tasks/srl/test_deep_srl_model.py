@@ -11,7 +11,7 @@ from allennlp.nn.util import viterbi_decode
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.models import DeepSrl
-from elmo_plugin.tasks.srl.models.bio_transitions import bio_transition_constraints
+from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "srl"
 FIXTURE = FIXTURES / "up_english_ewt_train_slice.conllu"
@@ -85,7 +85,7 @@ def test_head_mode_uses_the_dependency_metric():
     model(**batch.as_tensor_dict())
     metrics = model.get_metrics()
     assert 0.0 <= metrics["f1-measure-overall"] <= 1.0
-    assert model._head_f1._num_gold == sum(
+    assert model._metric._num_gold == sum(
         t not in ("O", "V", "C-V") for i in instances[:8] for t in i["tags"].labels
     )
 

@@ -19,6 +19,7 @@ from allennlp.training.metrics import SpanBasedF1Measure
 from overrides import overrides
 
 from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.tasks.decoded_paths import decoded_paths_to_one_hot
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
 from elmo_plugin.tasks.ner.tag_schemes import bioul_to_bio
@@ -161,18 +162,8 @@ class BiLstmCrfTagger(Model):
             output["words"] = [sentence["words"] for sentence in metadata]
         if tags is not None:
             output["loss"] = -self.crf(logits, tags, mask) / tags.size(0)
-            self._f1(self._one_hot(output["tags"], logits), tags, mask)
+            self._f1(decoded_paths_to_one_hot(output["tags"], logits), tags, mask)
         return output
-
-    @staticmethod
-    def _one_hot(paths: List[List[int]], logits: torch.Tensor) -> torch.Tensor:
-        """The decoded paths as `(batch_size, num_tokens, num_tags)` one-hot scores, which
-        is what the span metric takes."""
-        scores = torch.zeros_like(logits)
-        for row, path in enumerate(paths):
-            positions = torch.arange(len(path), device=logits.device)
-            scores[row, positions, torch.tensor(path, dtype=torch.long, device=logits.device)] = 1
-        return scores
 
     @overrides(check_signature=False)
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:

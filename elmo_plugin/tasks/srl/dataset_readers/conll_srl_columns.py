@@ -15,6 +15,8 @@ from elmo_plugin.tasks.reading import (
     text_lines,
 )
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
+from elmo_plugin.tasks.srl.label_modes import SPAN_LABELS
+from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +53,8 @@ class ConllSrlColumnsReader(DatasetReader):
     trailing_columns : `int`, optional (default = `0`)
         Columns after the argument columns that are not arguments.
     label_namespace : `str`, optional (default = `"span_labels"`)
-        The "deep_srl" model's default for span labels.
+        The "deep_srl" model's default for span labels (the tags are always the `"span"`
+        label mode's).
     max_sentence_length : `int`, optional (default = `512`)
         A sentence of more tokens is skipped, with a warning naming the file and line, and
         counted in `long_sentences.count`: skipped, neither split nor cut, for the reasons
@@ -66,7 +69,7 @@ class ConllSrlColumnsReader(DatasetReader):
         predicate_column: int = 1,
         first_argument_column: int = 2,
         trailing_columns: int = 0,
-        label_namespace: str = "span_labels",
+        label_namespace: Optional[str] = None,
         max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
     ) -> None:
@@ -78,7 +81,8 @@ class ConllSrlColumnsReader(DatasetReader):
         self._predicate_column = predicate_column
         self._first_argument_column = first_argument_column
         self._trailing_columns = trailing_columns
-        self._label_namespace = label_namespace
+        self._label_mode = SPAN_LABELS
+        self._label_namespace = self._label_mode.namespace(label_namespace)
         self.long_sentences = LongSkipper(max_sentence_length)
 
     @overrides
@@ -142,7 +146,12 @@ class ConllSrlColumnsReader(DatasetReader):
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:
         return srl_instance(
-            words, predicate_index, self._token_indexers, tags, self._label_namespace
+            words,
+            predicate_index,
+            self._token_indexers,
+            self._label_mode,
+            self._label_namespace,
+            tags,
         )
 
 
@@ -183,7 +192,7 @@ def _brackets_to_bio(cells: List[Tuple[int, str]], file_path: str) -> List[str]:
         elif open_label is not None:
             tags.append("I-" + open_label)
         else:
-            tags.append("O")
+            tags.append(OUTSIDE_TAG)
         if match.group("close"):
             closing = match.group("close")[:-1]
             if open_label is None or closing not in ("", open_label):

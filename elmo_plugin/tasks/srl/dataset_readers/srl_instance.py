@@ -6,20 +6,23 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import TokenIndexer
 from allennlp.data.tokenizers import Token
 
+from elmo_plugin.tasks.srl.label_modes import LabelMode
+
 
 def srl_instance(
     words: List[str],
     predicate_index: int,
     token_indexers: Dict[str, TokenIndexer],
+    label_mode: LabelMode,
+    label_namespace: str,
     tags: Optional[List[str]] = None,
-    label_namespace: str = "span_labels",
-    label_mode: str = "span",
 ) -> Instance:
     """
     Fields: "tokens" (`TextField`), "predicate_indicator" (`SequenceLabelField` of 0/1, 1 on
-    the predicate), "tags" (`SequenceLabelField`, when `tags` are given) and "metadata" with
-    "words", "predicate_index", "gold_tags" (`None` without tags) and "label_mode"
-    (`"span"` for BIO tags, `"head"` for head-word tags), which the model checks against its own.
+    the predicate), "tags" (`SequenceLabelField` in `label_namespace`, when `tags` are given)
+    and "metadata" with "words", "predicate_index", "gold_tags" (`None` without tags) and
+    "label_mode" (the name of the mode that made the tags: `"span"` for BIO tags, `"head"`
+    for head-word tags), which the model checks against its own.
     """
     if not 0 <= predicate_index < len(words):
         raise ValueError(
@@ -35,7 +38,7 @@ def srl_instance(
                 "words": words,
                 "predicate_index": predicate_index,
                 "gold_tags": tags,
-                "label_mode": label_mode,
+                "label_mode": label_mode.name,
             }
         ),
     }

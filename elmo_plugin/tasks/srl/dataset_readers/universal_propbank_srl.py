@@ -7,26 +7,21 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from overrides import overrides
 
-from elmo_plugin.tasks.srl.dataset_readers.dependency_spans import (
-    dependency_subtrees,
-    head_labels_to_bio,
-    head_labels_to_tags,
-)
-from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
-    PropbankSentence,
-    read_propbank_conllu,
-)
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     LongSkipper,
     require_some,
     text_lines,
 )
+from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
+    PropbankSentence,
+    read_propbank_conllu,
+)
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
+from elmo_plugin.tasks.srl.dependency_spans import dependency_subtrees
+from elmo_plugin.tasks.srl.label_modes import label_mode as label_mode_named
 
 logger = logging.getLogger(__name__)
-
-LABEL_MODES = ("span", "head")
 
 
 @DatasetReader.register("universal_propbank_srl")
@@ -53,7 +48,7 @@ class UniversalPropbankSrlReader(DatasetReader):
       or another argument of the same predicate is cut so that no span overlaps: the
       predicate's tokens and the nested argument's subtree are removed, and the span is the
       run of consecutive remaining tokens around the head (see
-      `dependency_spans.argument_spans`).
+      `elmo_plugin.tasks.srl.dependency_spans.argument_spans`).
 
     Registered as a `DatasetReader` with name "universal_propbank_srl".
 
@@ -62,7 +57,7 @@ class UniversalPropbankSrlReader(DatasetReader):
     token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
         E.g. words, characters, and `elmo_characters` for ELMo.
     label_mode : `str`, optional (default = `"span"`)
-        `"span"` or `"head"`.
+        `"span"` or `"head"` (see `elmo_plugin.tasks.srl.label_modes`).
     label_namespace : `str`, optional (default = `"span_labels"` or `"head_labels"`)
         One namespace per label mode, so a config can reserve the tags of both and switch
         modes with `label_mode` alone.
@@ -86,13 +81,9 @@ class UniversalPropbankSrlReader(DatasetReader):
         super().__init__(
             manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
         )
-        if label_mode not in LABEL_MODES:
-            raise ConfigurationError(
-                f"label_mode must be one of {LABEL_MODES}, found {label_mode!r}"
-            )
+        self._label_mode = label_mode_named(label_mode)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
-        self._label_mode = label_mode
-        self._label_namespace = label_namespace or f"{label_mode}_labels"
+        self._label_namespace = self._label_mode.namespace(label_namespace)
         self.long_sentences = LongSkipper(max_sentence_length)
 
     @overrides
@@ -117,7 +108,7 @@ class UniversalPropbankSrlReader(DatasetReader):
         try:
             dependency_subtrees(sentence.heads)  # a HEAD cycle is an error in either mode
             all_tags = [
-                self._tags(sentence.heads, predicate_index, labels)
+                self._label_mode.tags(sentence.heads, predicate_index, labels)
                 for predicate_index, labels in zip(
                     sentence.predicate_indices, sentence.argument_labels
                 )
@@ -129,11 +120,6 @@ class UniversalPropbankSrlReader(DatasetReader):
         for predicate_index, tags in zip(sentence.predicate_indices, all_tags):
             yield self.text_to_instance(sentence.words, predicate_index, tags)
 
-    def _tags(self, heads: List[int], predicate_index: int, labels: List[str]) -> List[str]:
-        if self._label_mode == "span":
-            return head_labels_to_bio(heads, predicate_index, labels)
-        return head_labels_to_tags(predicate_index, labels)
-
     @overrides(check_signature=False)
     def text_to_instance(  # type: ignore
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
@@ -142,7 +128,7 @@ class UniversalPropbankSrlReader(DatasetReader):
             words,
             predicate_index,
             self._token_indexers,
-            tags,
-            self._label_namespace,
             self._label_mode,
+            self._label_namespace,
+            tags,
         )

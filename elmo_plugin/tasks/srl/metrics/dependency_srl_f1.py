@@ -3,7 +3,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from allennlp.training.metrics.metric import Metric
 from overrides import overrides
 
-NO_ROLE = "O"
+from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG, PREDICATE_TAG
 
 
 @Metric.register("dependency_srl_f1")
@@ -26,7 +26,8 @@ class DependencySrlF1(Metric):
     """
 
     def __init__(self, ignore_classes: Optional[List[str]] = None) -> None:
-        self._ignore_classes = set(ignore_classes if ignore_classes is not None else ["V"])
+        default = [PREDICATE_TAG]
+        self._ignore_classes = set(ignore_classes if ignore_classes is not None else default)
         self._true_positives = 0
         self._num_predicted = 0
         self._num_gold = 0
@@ -68,7 +69,7 @@ class DependencySrlF1(Metric):
         return {
             (predicate, token, tag)
             for token, tag in enumerate(tags)
-            if tag != NO_ROLE and tag not in self._ignore_classes
+            if tag != OUTSIDE_TAG and tag not in self._ignore_classes
         }
 
     @overrides

@@ -6,7 +6,7 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
-NO_ROLE = "O"
+from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
 
 
 @Predictor.register("deep_srl")
@@ -116,7 +116,7 @@ def bracketed_description(words: List[str], tags: List[str]) -> str:
             span, label = [], None
         if continues_span:
             span.append(word)
-        elif tag == NO_ROLE:
+        elif tag == OUTSIDE_TAG:
             pieces.append(word)
         else:
             label = tag[2:] if tag[:2] in ("B-", "I-") else tag

@@ -5,10 +5,15 @@ original constituent spans.
 """
 from typing import Dict, List, Set, Tuple
 
-NO_ROLE_LABELS = ("_", "O")
-PREDICATE_LABEL = "V"
-PREDICATE_PART_LABEL = "C-V"
-PREDICATE_LABELS = (PREDICATE_LABEL, PREDICATE_PART_LABEL)
+from elmo_plugin.tasks.srl.tags import (
+    OUTSIDE_TAG,
+    PREDICATE_PART_TAG,
+    PREDICATE_TAG,
+    PREDICATE_TAGS,
+)
+
+# "_" is the Universal PropBank files' empty cell.
+NO_ROLE_LABELS = ("_", OUTSIDE_TAG)
 
 
 def dependency_subtrees(heads: List[int]) -> List[Set[int]]:
@@ -87,11 +92,11 @@ def head_labels_to_tags(predicate_index: int, labels: List[str]) -> List[str]:
     multiword predicate (tokens the column marks `V` or `C-V`, e.g. the particle of
     "blow up"), `O` elsewhere.
     """
-    tags = ["O" if label in NO_ROLE_LABELS else label for label in labels]
+    tags = [OUTSIDE_TAG if label in NO_ROLE_LABELS else label for label in labels]
     for token, label in enumerate(labels):
-        if label in PREDICATE_LABELS:
-            tags[token] = PREDICATE_PART_LABEL
-    tags[predicate_index] = PREDICATE_LABEL
+        if label in PREDICATE_TAGS:
+            tags[token] = PREDICATE_PART_TAG
+    tags[predicate_index] = PREDICATE_TAG
     return tags
 
 
@@ -102,13 +107,13 @@ def head_labels_to_bio(heads: List[int], predicate_index: int, labels: List[str]
     span (see `argument_spans`), `O` elsewhere.
     """
     head_tags = head_labels_to_tags(predicate_index, labels)
-    predicate_tokens = {token for token, tag in enumerate(head_tags) if tag in PREDICATE_LABELS}
+    predicate_tokens = {token for token, tag in enumerate(head_tags) if tag in PREDICATE_TAGS}
     roles = {
         token: tag
         for token, tag in enumerate(head_tags)
-        if tag != "O" and token not in predicate_tokens
+        if tag != OUTSIDE_TAG and token not in predicate_tokens
     }
-    tags = ["O"] * len(labels)
+    tags = [OUTSIDE_TAG] * len(labels)
     for token in predicate_tokens:
         tags[token] = "B-" + head_tags[token]
     for head, (start, end) in argument_spans(heads, predicate_tokens, list(roles)).items():
