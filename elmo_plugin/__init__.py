@@ -5,6 +5,7 @@ Importing the package registers everything: the ELMo core, the pretraining piece
 task (so `Predictor.from_path` loads a task archive after `import elmo_plugin`) and the
 `allennlp` subcommands (`elmo-embed`, `elmo-export`). It changes nothing else in the process.
 """
+
 from elmo_plugin.version import VERSION as __version__
 import elmo_plugin.elmo  # noqa: F401
 import elmo_plugin.lm  # noqa: F401

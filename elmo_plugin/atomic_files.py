@@ -3,6 +3,7 @@ Writing a file so that it is either the old one or the complete new one, never h
 the new content goes to a temporary file beside it, which is renamed onto it once complete.
 Used by `elmo-embed` and by the checkpointer; it imports nothing else of `elmo_plugin`.
 """
+
 import contextlib
 import os
 import tempfile

@@ -5,6 +5,7 @@ dataset per sentence, named by its 0-based line number, of shape `(L + 1, num_to
 (or `(num_tokens, dim)` for `--output-format top|average`), plus `sentence_to_index`, a JSON
 map from each sentence's text to its dataset name, as AllenNLP 0.x's `elmo` command wrote.
 """
+
 import argparse
 import contextlib
 import json
@@ -49,7 +50,9 @@ class ElmoEmbed(Subcommand):
         subparser = parser.add_parser(
             self.name, description=description, help=description.split(" (Found")[0]
         )
-        subparser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
+        subparser.add_argument(
+            "input_file", help="UTF-8 text, one whitespace-tokenised sentence a line"
+        )
         subparser.add_argument("output_file", help="the hdf5 file to write")
         model = subparser.add_mutually_exclusive_group(required=True)
         model.add_argument(
@@ -63,12 +66,18 @@ class ElmoEmbed(Subcommand):
             "(its weights come from the archive: no biLM files needed)",
         )
         subparser.add_argument("--weight-file", help="bilm-tf weights.hdf5")
-        subparser.add_argument("--output-format", choices=OUTPUT_FORMATS, default="all",
-                               help="all layers, the top layer, or their average")
+        subparser.add_argument(
+            "--output-format",
+            choices=OUTPUT_FORMATS,
+            default="all",
+            help="all layers, the top layer, or their average",
+        )
         subparser.add_argument("--batch-size", type=int, default=64)
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.add_argument(
-            "--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
+            "--compute-dtype",
+            choices=sorted(COMPUTE_DTYPES),
+            default="float32",
             help="float32 is exact; bfloat16 runs the biLM's products in bfloat16 (faster on "
             "CPUs with AVX512_BF16 and on recent GPUs) and writes float32 layers within ~1e-2 "
             "relative of float32's",
@@ -86,8 +95,14 @@ def _embed_from_args(args: argparse.Namespace) -> None:
         else load_bilm(args.options_file, args.weight_file)
     )
     bilm.set_compute_dtype(args.compute_dtype)
-    embed_file(bilm, args.input_file, args.output_file, args.output_format, args.batch_size,
-               args.cuda_device)
+    embed_file(
+        bilm,
+        args.input_file,
+        args.output_file,
+        args.output_format,
+        args.batch_size,
+        args.cuda_device,
+    )
 
 
 def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
@@ -140,7 +155,9 @@ def embed_file(
 ) -> int:
     """Embeds every line of `input_file` into `output_file`; returns the number of lines."""
     if output_format not in OUTPUT_FORMATS:
-        raise ConfigurationError(f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
+        raise ConfigurationError(
+            f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
+        )
     _refuse_overwriting_input(input_file, output_file)
     bilm.eval()
     if cuda_device >= 0:
@@ -156,7 +173,9 @@ def embed_file(
         for batch in batches:
             for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
                 if not tokens:
-                    logger.warning("%s, line %d is empty: its dataset has 0 tokens", input_file, number)
+                    logger.warning(
+                        "%s, line %d is empty: its dataset has 0 tokens", input_file, number
+                    )
                 index = str(number - 1)
                 out.create_dataset(index, data=_format(layers, output_format))
                 sentence_to_index[" ".join(tokens)] = index

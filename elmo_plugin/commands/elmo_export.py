@@ -2,6 +2,7 @@
 `allennlp elmo-export ARCHIVE OUT_DIR`: writes the biLM of a trained `bilm` model as bilm-tf
 `options.json` + `weights.hdf5` (and, with `--include-softmax`, `softmax.hdf5` + `vocab.txt`).
 """
+
 import argparse
 import logging
 

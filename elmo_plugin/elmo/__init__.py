@@ -2,6 +2,7 @@
 The ELMo core: the character encoder, the biLM LSTM, the scalar mix, the bilm-tf weight
 format and the `elmo` token embedder. It imports nothing else of `elmo_plugin`.
 """
+
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState

@@ -130,9 +130,7 @@ class ActivationCache(FromParams):
     def _write_disk(self, key: bytes, value: torch.Tensor) -> None:
         blob = value.numpy().tobytes()
         shape = ",".join(str(n) for n in value.shape)
-        self._disk.execute(
-            "INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob)
-        )
+        self._disk.execute("INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob))
         self._disk.commit()
         self._disk_bytes += len(blob)
 

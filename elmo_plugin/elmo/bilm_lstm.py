@@ -108,7 +108,10 @@ class BiLstmLayer(torch.nn.Module):
         self.bias.data[:, :, self.cell_size : 2 * self.cell_size] = 1.0
 
     def forward(
-        self, inputs: torch.Tensor, batch_sizes: List[int], initial: Tuple[torch.Tensor, torch.Tensor]
+        self,
+        inputs: torch.Tensor,
+        batch_sizes: List[int],
+        initial: Tuple[torch.Tensor, torch.Tensor],
     ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
         """
         `inputs` is `(2, num_packed, input_size)` in `PackedBatch` order, `initial` the hidden
@@ -235,7 +238,10 @@ class ElmoBiLstm(torch.nn.Module):
         )
 
     def forward(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: Optional[LstmState] = None
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        initial_state: Optional[LstmState] = None,
     ) -> Tuple[List[torch.Tensor], LstmState]:
         """
         # Parameters

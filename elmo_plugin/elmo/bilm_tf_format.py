@@ -3,6 +3,7 @@ The bilm-tf model format that the published ELMo models use: an `options.json` d
 sizes and a `weights.hdf5` holding TensorFlow's variables. Reading gives an `ElmoBiLm` whose
 outputs equal bilm-tf's and AllenNLP's; writing gives files both of them load.
 """
+
 import json
 import os
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
@@ -136,9 +137,7 @@ def load_bilm(
 ) -> ElmoBiLm:
     """An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file` (random
     weights when `weight_file` is None); `dropout` as `ElmoBiLm.from_options`."""
-    bilm = ElmoBiLm.from_options(
-        read_options(options_file), stateful, char_cnn_cache_size, dropout
-    )
+    bilm = ElmoBiLm.from_options(read_options(options_file), stateful, char_cnn_cache_size, dropout)
     if weight_file is not None:
         read_weights(bilm, weight_file)
     return bilm
@@ -256,7 +255,11 @@ def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
     encoder = bilm.character_encoder
     stored = reader.get("char_embed")
     # bilm-tf stores 261 characters, or 262 when trained with the padding character.
-    rows = stored.shape[0] if isinstance(stored, h5py.Dataset) and stored.ndim else encoder.num_characters
+    rows = (
+        stored.shape[0]
+        if isinstance(stored, h5py.Dataset) and stored.ndim
+        else encoder.num_characters
+    )
     if rows not in (261, 262) or rows > encoder.num_characters:
         rows = encoder.num_characters
     value = reader.read("char_embed", (rows, encoder.char_embedding_dim))

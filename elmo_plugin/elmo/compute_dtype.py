@@ -14,6 +14,7 @@ On a CPU without native bfloat16 arithmetic (no AVX512_BF16 or AMX: e.g. AMD Zen
 machine that exposes AVX2 only) the bfloat16 products are emulated and slower than float32: the
 first weights cast for such a CPU log a warning saying so (once per process).
 """
+
 import logging
 from typing import Dict, Iterable, List, Optional, Tuple
 

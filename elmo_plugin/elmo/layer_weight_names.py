@@ -4,6 +4,7 @@ the metrics `elmo_layer_weight_metrics` logs them under (`_elmo_mix0_lstm_1`, ..
 parsed here only, so that whatever reads them back (the experiments' tables and figures)
 follows the models that write them.
 """
+
 import re
 from typing import List, NamedTuple, Optional
 
@@ -12,9 +13,7 @@ GAMMA = "gamma"
 # AllenNLP writes a model's metrics into its metrics files with these prefixes (and "_").
 METRIC_PHASES = ("training", "validation", "best_validation", "test")
 
-_METRIC_NAME = re.compile(
-    rf"^(?:({'|'.join(METRIC_PHASES)})_)?_elmo(\d*)_mix(\d+)_(\w+)$"
-)
+_METRIC_NAME = re.compile(rf"^(?:({'|'.join(METRIC_PHASES)})_)?_elmo(\d*)_mix(\d+)_(\w+)$")
 
 
 class LayerWeightMetric(NamedTuple):

@@ -9,6 +9,7 @@ variable changes every MKL user of the process and of its children, so it is the
 either in the shell (`MKL_DEBUG_CPU_TYPE=5 allennlp ...`) or with `use_avx2_kernels_on_amd()`
 before the first matrix product.
 """
+
 import logging
 import os
 from typing import Optional

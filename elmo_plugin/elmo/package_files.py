@@ -3,6 +3,7 @@ Files of the installed package that configs can name from any working directory:
 `elmo_plugin://pretrained/elmo_wikipedia_512x128/options.json` is the shipped biLM's
 `options.json` wherever site-packages (or the clone) is.
 """
+
 import importlib.resources
 import os
 
@@ -36,8 +37,10 @@ def local_file(path: str, what: str) -> str:
         local = os.path.expanduser(path)
     if not os.path.isfile(local):
         tried = os.path.abspath(local)
-        relative = "" if path.startswith(SCHEME) or os.path.isabs(local) else (
-            f", relative to the working directory {os.getcwd()}"
+        relative = (
+            ""
+            if path.startswith(SCHEME) or os.path.isabs(local)
+            else (f", relative to the working directory {os.getcwd()}")
         )
         raise MissingFileError(
             f"{what} {path!r} not found (tried {tried}{relative}). Name another file (e.g. the "

@@ -5,6 +5,7 @@ The architectures of the published ELMo biLMs (Peters et al. 2018), as bilm-tf o
 the pretraining configs state the same in `training_configs/bilm/bilm.libsonnet` (a test
 checks that the two agree).
 """
+
 import copy
 from typing import Any, Dict, List
 

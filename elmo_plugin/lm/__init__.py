@@ -2,6 +2,7 @@
 Pretraining ELMo's biLM with `allennlp train`: the `bilm_corpus` reader, the `from_corpus`
 vocabulary, the `bilm` model and the export to the bilm-tf format.
 """
+
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel

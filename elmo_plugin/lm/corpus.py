@@ -4,6 +4,7 @@ a glob of shards, each optionally compressed with xz, gzip or bzip2. Lines are s
 the whole corpus, and every line is bounded in size so that a file without line breaks cannot
 exhaust memory. Lines are decoded one at a time, so an error names the exact line.
 """
+
 import bz2
 import glob
 import gzip

@@ -4,6 +4,7 @@ and `weights.hdf5`, readable by this plugin's `elmo` embedder, by AllenNLP's `El
 `elmo_token_embedder`, and by bilm-tf itself; optionally the softmax and its vocabulary too,
 so that the export can be trained further (`softmax_file` of the `bilm` model).
 """
+
 import logging
 import os
 from typing import List, Union

@@ -5,6 +5,7 @@ the unknown word) and `softmax.hdf5` with `softmax/W` `(words, dim)` and `softma
 `(words,)`, row `i` belonging to line `i`. `softmax/W` may be stored in 16 bits; it is read
 back as float32.
 """
+
 import os
 from typing import List, Optional, Tuple
 

@@ -3,6 +3,7 @@ Decoded tag paths as the class scores AllenNLP's `SpanBasedF1Measure` takes, so 
 metric scores what a model decodes (a CRF's or a constrained Viterbi path) and not the
 per-token argmax of its raw scores.
 """
+
 from typing import Sequence
 
 import torch

@@ -2,6 +2,7 @@
 ELMo at the input and/or the output of a task model (Peters et al. 2018, section 3.3 and
 Table 3), written once for every model that offers both places.
 """
+
 from typing import NamedTuple, Optional
 
 import torch
@@ -79,7 +80,7 @@ class ElmoPlaces:
             return PlacedElmo(other_indexers, None, None)
         if ELMO_INDEXER_KEY not in text:
             raise ConfigurationError(
-                f'{self._model_name} has an elmo module but the text field has no '
+                f"{self._model_name} has an elmo module but the text field has no "
                 f'"{ELMO_INDEXER_KEY}" token indexer (an "elmo_characters" indexer under the key '
                 f'"{ELMO_INDEXER_KEY}"); it has {sorted(text)}'
             )

@@ -3,6 +3,7 @@ Building a task model's layers with the input size its embeddings give them, so 
 config never states the ELMo size: switching the biLM is an override of the ELMo
 `options_file`/`weight_file` only.
 """
+
 from typing import TypeVar, Union
 
 import torch

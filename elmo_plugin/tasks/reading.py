@@ -4,6 +4,7 @@ dropped, a bad byte named by file and line), refuse a file that gives nothing to
 split, cut or skip an input over a maximum length with one warning naming where it is (a malformed
 file must not make a run hang on one huge input).
 """
+
 import logging
 from typing import Callable, Iterable, Iterator, List, Optional, Sized, TypeVar
 
@@ -76,7 +77,11 @@ def _warn_long(where: str, what: str, length: int, max_length: int, action: str)
     and record), `what` it is, its length and what was done with it."""
     logger.warning(
         "%s: a %s of %d tokens, over the maximum of %d: %s",
-        where, what, length, max_length, action,
+        where,
+        what,
+        length,
+        max_length,
+        action,
     )
 
 

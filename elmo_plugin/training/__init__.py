@@ -3,5 +3,6 @@ Training pieces that both the biLM pretraining (`elmo_plugin.lm`) and the tasks 
 atomically writing checkpointer and the callback that makes `--recover` exact. It imports
 nothing of `elmo_plugin` but `elmo_plugin.atomic_files`.
 """
+
 from elmo_plugin.training.atomic_checkpointer import AtomicCheckpointer
 from elmo_plugin.training.exact_resume import ExactResume

@@ -27,7 +27,10 @@ class AtomicCheckpointer(Checkpointer):
     def save_checkpoint(self, trainer) -> None:
         state = trainer.get_checkpoint_state() if self._serialization_dir is not None else None
         if state is not None:
-            point = (state.trainer_state["epochs_completed"], state.trainer_state["batches_in_epoch_completed"])
+            point = (
+                state.trainer_state["epochs_completed"],
+                state.trainer_state["batches_in_epoch_completed"],
+            )
             save_atomically(state.trainer_state, self._training_state_path(*point))
             save_atomically(state.model_state, self._model_state_path(*point))
         # Finds both files there, so writes nothing: the bookkeeping and the pruning.

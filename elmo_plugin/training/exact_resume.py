@@ -57,7 +57,9 @@ class ExactResume(TrainerCallback):
             logger.warning("exact_resume: distributed training, random states not restored")
             self.saved = None
         trainer.data_loader = _ResumingDataLoader(trainer.data_loader, self, trainer)
-        resumed_at_epoch_end = self.saved is not None and trainer._start_after_batches_in_epoch_completed == 0
+        resumed_at_epoch_end = (
+            self.saved is not None and trainer._start_after_batches_in_epoch_completed == 0
+        )
         if resumed_at_epoch_end and trainer._metric_tracker.is_best_so_far() and is_primary:
             best = os.path.join(trainer._serialization_dir, "best.th")
             save_atomically(trainer.model.state_dict(), best)
@@ -87,9 +89,14 @@ class _ResumingDataLoader:
 
     def __iter__(self) -> Iterator[TensorDict]:
         trainer, saved = self._trainer, self._callback.saved
-        resuming = saved is not None and trainer._epochs_completed == trainer._start_after_epochs_completed
+        resuming = (
+            saved is not None and trainer._epochs_completed == trainer._start_after_epochs_completed
+        )
         # The index of the first batch trained after the checkpoint.
-        first = trainer._start_after_batches_in_epoch_completed * trainer._num_gradient_accumulation_steps
+        first = (
+            trainer._start_after_batches_in_epoch_completed
+            * trainer._num_gradient_accumulation_steps
+        )
         if resuming:
             self._callback.saved = None
             random_states.restore(saved["checkpoint"] if first == 0 else saved["epoch_start"])

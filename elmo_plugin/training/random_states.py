@@ -1,5 +1,6 @@
 """The states of every random generator training draws from: Python's, NumPy's and torch's
 (CPU and CUDA), in a form `torch.load(weights_only=True)` reads back (tensors, tuples, ints)."""
+
 import random
 from typing import Any, Dict
 
@@ -32,7 +33,10 @@ def restore(states: RandomStates) -> None:
     numpy.random.set_state(
         {
             "bit_generator": "MT19937",
-            "state": {"key": numpy_state["key"].numpy().astype(numpy.uint32), "pos": numpy_state["pos"]},
+            "state": {
+                "key": numpy_state["key"].numpy().astype(numpy.uint32),
+                "pos": numpy_state["pos"],
+            },
             "has_gauss": numpy_state["has_gauss"],
             "gauss": numpy_state["gauss"],
         }

@@ -22,6 +22,7 @@ from elmo_plugin.lm.softmax_file import read_softmax
 
 logger = logging.getLogger(__name__)
 
+
 @Model.register("bilm")
 class BilmLanguageModel(Model):
     """
@@ -155,9 +156,7 @@ class BilmLanguageModel(Model):
         embeddings = torch.cat([forward_top[forward_valid], backward_top[backward_valid]])
         classes = torch.cat([forward_targets[forward_valid], backward_targets[backward_valid]])
         nll = self._softmax(self._dropout(embeddings), classes - 1)
-        forward_nll, backward_nll = nll.split(
-            [int(forward_valid.sum()), int(backward_valid.sum())]
-        )
+        forward_nll, backward_nll = nll.split([int(forward_valid.sum()), int(backward_valid.sum())])
         self._perplexity(forward_nll, backward_nll)
         return {
             "loss": nll.mean() if nll.numel() else top.sum() * 0.0,

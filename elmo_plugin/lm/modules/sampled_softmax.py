@@ -74,7 +74,7 @@ class SampledSoftmax(torch.nn.Module):
         num_words: int,
         embedding_dim: int,
         num_samples: Optional[int] = None,
-        max_logits_per_chunk: int = 2 ** 24,
+        max_logits_per_chunk: int = 2**24,
     ) -> None:
         super().__init__()
         if num_words < 2:

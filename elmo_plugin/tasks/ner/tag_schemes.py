@@ -1,4 +1,5 @@
 """The tag schemes a NER model can learn, and the recoding between them."""
+
 from typing import List
 
 from allennlp.data.dataset_readers.dataset_utils.span_utils import to_bioul

@@ -4,6 +4,7 @@ Semantic role labelling (the ELMo paper's SRL task): the readers "universal_prop
 bracketed columns), the He et al. (2017) "deep_srl" model, the "dependency_srl_f1" metric
 and the "deep_srl" predictor.
 """
+
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.metrics import DependencySrlF1
 from elmo_plugin.tasks.srl.models import DeepSrl

@@ -1,4 +1,5 @@
 """Hard BIO constraints for Viterbi decoding of softmax tag scores."""
+
 from typing import Dict, Tuple
 
 import torch

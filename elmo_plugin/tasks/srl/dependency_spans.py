@@ -3,6 +3,7 @@ From dependency-based SRL (a role on each argument's head word) to span-based BI
 each argument spans its head's dependency subtree, as Universal PropBank projected the
 original constituent spans.
 """
+
 from typing import Dict, List, Set, Tuple
 
 from elmo_plugin.tasks.srl.tags import (

@@ -4,6 +4,7 @@ model share: `"span"` (BIO tags over each argument's words) and `"head"` (the ro
 argument's head word, CoNLL-2009 style). A mode gives the tags a reader makes, its label
 namespace, the tag the vocabulary must hold, the decoding and the metric.
 """
+
 from abc import ABC, abstractmethod
 from typing import Dict, List, Optional, Tuple
 
@@ -148,7 +149,5 @@ LABEL_MODES: Dict[str, LabelMode] = {mode.name: mode for mode in (SPAN_LABELS, H
 def label_mode(name: str) -> LabelMode:
     """The label mode called `name`; a `ConfigurationError` naming the modes for another."""
     if name not in LABEL_MODES:
-        raise ConfigurationError(
-            f"label_mode must be one of {tuple(LABEL_MODES)}, found {name!r}"
-        )
+        raise ConfigurationError(f"label_mode must be one of {tuple(LABEL_MODES)}, found {name!r}")
     return LABEL_MODES[name]

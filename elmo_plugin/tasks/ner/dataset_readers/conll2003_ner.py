@@ -102,8 +102,12 @@ class Conll2003NerReader(DatasetReader):
         logger.info("Reading CoNLL-2003 NER sentences from %s", file_path)
         sentences = self._sentences(text_lines(file_path), file_path)
         for sentence in self.shard_iterable(require_some(sentences, file_path, "sentences")):
-            for rows in split_long(sentence.rows, self.max_sentence_length, file_path, sentence.first_line):
-                yield self.text_to_instance([Token(row[0]) for row in rows], [row[3] for row in rows])
+            for rows in split_long(
+                sentence.rows, self.max_sentence_length, file_path, sentence.first_line
+            ):
+                yield self.text_to_instance(
+                    [Token(row[0]) for row in rows], [row[3] for row in rows]
+                )
 
     def _sentences(self, lines: Iterable[str], file_path: str) -> Iterator[Sentence]:
         """The sentences of the file, checked, with `-DOCSTART-` lines and blank lines as
@@ -119,9 +123,7 @@ class Conll2003NerReader(DatasetReader):
                     sentences_in_document += 1
                     sentence = None
                 if columns:
-                    self._check_document_not_empty(
-                        document_start, sentences_in_document, file_path
-                    )
+                    self._check_document_not_empty(document_start, sentences_in_document, file_path)
                     document_start, sentences_in_document = line_number, 0
                 continue
             self._check_row(columns, file_path, line_number)
@@ -192,4 +194,3 @@ class Conll2003NerReader(DatasetReader):
     @overrides
     def apply_token_indexers(self, instance: Instance) -> None:
         instance["tokens"].token_indexers = self._token_indexers
-

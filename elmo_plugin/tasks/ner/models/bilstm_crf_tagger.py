@@ -4,7 +4,10 @@ import torch
 from allennlp.common import Lazy
 from allennlp.common.checks import ConfigurationError, check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
-from allennlp.data.dataset_readers.dataset_utils.span_utils import TypedStringSpan, bio_tags_to_spans
+from allennlp.data.dataset_readers.dataset_utils.span_utils import (
+    TypedStringSpan,
+    bio_tags_to_spans,
+)
 from allennlp.models.model import Model
 from allennlp.modules import (
     FeedForward,
@@ -116,7 +119,9 @@ class BiLstmCrfTagger(Model):
         self.dropout = torch.nn.Dropout(dropout)
         scores_input_dim = (feedforward or encoder).get_output_dim()
         self.tag_scores = TimeDistributed(torch.nn.Linear(scores_input_dim, len(labels)))
-        constraints = allowed_transitions(label_encoding, labels) if constrain_crf_decoding else None
+        constraints = (
+            allowed_transitions(label_encoding, labels) if constrain_crf_decoding else None
+        )
         self.crf = LinearTimeCrf(
             len(labels), constraints, include_start_end_transitions=include_start_end_transitions
         )

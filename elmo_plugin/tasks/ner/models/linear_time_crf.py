@@ -1,4 +1,5 @@
 """A conditional random field whose training cost grows linearly with the sentence length."""
+
 import torch
 from allennlp.modules import ConditionalRandomField
 from allennlp.nn import util
@@ -29,15 +30,25 @@ class LinearTimeCrf(ConditionalRandomField):
             alpha = self.start_transitions.view(1, num_tags) + alpha
         transition_scores = transitions.view(1, num_tags, num_tags)
         for emit_scores, step_mask in zip(steps[1:], masks[1:]):
-            inner = alpha.view(batch_size, num_tags, 1) + emit_scores.view(batch_size, 1, num_tags) + transition_scores
-            alpha = util.logsumexp(inner, 1) * step_mask.view(batch_size, 1) + alpha * (~step_mask).view(batch_size, 1)
+            inner = (
+                alpha.view(batch_size, num_tags, 1)
+                + emit_scores.view(batch_size, 1, num_tags)
+                + transition_scores
+            )
+            alpha = util.logsumexp(inner, 1) * step_mask.view(batch_size, 1) + alpha * (
+                ~step_mask
+            ).view(batch_size, 1)
         if self.include_start_end_transitions:
             alpha = alpha + self.end_transitions.view(1, num_tags)
         return util.logsumexp(alpha)
 
     @overrides
     def _joint_likelihood(
-        self, logits: torch.Tensor, transitions: torch.Tensor, tags: torch.Tensor, mask: torch.BoolTensor
+        self,
+        logits: torch.Tensor,
+        transitions: torch.Tensor,
+        tags: torch.Tensor,
+        mask: torch.BoolTensor,
     ) -> torch.Tensor:
         emit_scores = logits.gather(2, tags.unsqueeze(2)).squeeze(2)  # (batch, steps)
         transition_scores = transitions[tags[:, :-1], tags[:, 1:]]  # (batch, steps - 1)

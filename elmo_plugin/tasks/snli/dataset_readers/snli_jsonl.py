@@ -150,9 +150,7 @@ def _parse_record(line: str, file_path: str, line_number: int) -> Dict[str, Any]
     except json.JSONDecodeError as error:
         raise ConfigurationError(f"{where}: expected one JSON object a line ({error})") from error
     if not isinstance(record, dict):
-        raise ConfigurationError(
-            f"{where}: expected a JSON object, got {type(record).__name__}"
-        )
+        raise ConfigurationError(f"{where}: expected a JSON object, got {type(record).__name__}")
     return record
 
 

@@ -221,4 +221,3 @@ class EsimNli(Model):
     @overrides
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         return {"accuracy": self._accuracy.get_metric(reset), **elmo_layer_weight_metrics(self)}
-

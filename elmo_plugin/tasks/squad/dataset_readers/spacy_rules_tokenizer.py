@@ -46,8 +46,10 @@ class SpacyRulesTokenizer(Tokenizer):
         return tokens
 
     def _needs_split(self, text: str) -> bool:
-        return self._split_pattern is not None and len(text) > 1 and bool(
-            self._split_pattern.search(text)
+        return (
+            self._split_pattern is not None
+            and len(text) > 1
+            and bool(self._split_pattern.search(text))
         )
 
     def _split(self, text: str, offset: int) -> List[Token]:
@@ -56,7 +58,9 @@ class SpacyRulesTokenizer(Tokenizer):
             if piece and not piece.isspace():
                 # A piece such as "Jerusalem." gets spaCy's suffix rules again.
                 tokens.extend(
-                    _token(sub.text, offset + sub.idx) for sub in self._spacy(piece) if not sub.is_space
+                    _token(sub.text, offset + sub.idx)
+                    for sub in self._spacy(piece)
+                    if not sub.is_space
                 )
             offset += len(piece)
         return tokens

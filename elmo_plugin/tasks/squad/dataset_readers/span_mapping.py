@@ -5,6 +5,7 @@ allennlp-models' `rc.dataset_readers.utils.char_span_to_token_span` (not importa
 last token; ours clips a span that runs past the last token, and says `None` for one that no
 token overlaps, which the reader marks as an answer outside the (cut) passage.
 """
+
 import bisect
 from typing import List, Optional, Tuple
 

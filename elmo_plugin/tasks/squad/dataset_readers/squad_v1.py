@@ -155,7 +155,9 @@ class SquadV1Reader(DatasetReader):
                 self._longest_passage_where,
             )
         if counts["answers_outside_passage"]:
-            action = "skipped" if self._skip_answers_outside_passage else "kept (span clipped or -1)"
+            action = (
+                "skipped" if self._skip_answers_outside_passage else "kept (span clipped or -1)"
+            )
             logger.warning(
                 "%s: %d of %d question(s) have their answer outside the cut passage: %s",
                 file_path,
@@ -193,7 +195,9 @@ class SquadV1Reader(DatasetReader):
         if not question_tokens:
             raise ValueError(f"question {question_id!r}: the question has no tokens")
         question_tokens = truncate_long(
-            question_tokens, self._question_length_limit, where or f"question {question_id!r}",
+            question_tokens,
+            self._question_length_limit,
+            where or f"question {question_id!r}",
             "question",
         )
         passage_field = TextField(passage_tokens, self._token_indexers)

@@ -5,6 +5,7 @@ then scored by exact match and by bag-of-tokens F1; a prediction gets its best s
 reference answers. allennlp-models' `rc/tools/squad.py` is the SQuAD 2.0 script's, which scores
 two empty answers F1 1 (0 here), and is not importable at run time (see `SquadV1EmF1`).
 """
+
 import re
 import string
 from collections import Counter

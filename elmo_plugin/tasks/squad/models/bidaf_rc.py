@@ -294,4 +294,3 @@ class BidafRc(Model):
         }
         metrics.update(elmo_layer_weight_metrics(self))
         return metrics
-

@@ -4,6 +4,7 @@ allennlp-models' `rc.models.utils.get_best_span` (not importable at run time: `d
 takes neither a mask (its callers fill padding with a large negative first) nor a maximum span
 length, which `best_span` takes both of.
 """
+
 from typing import Optional
 
 import torch
@@ -46,9 +47,14 @@ def best_span(
     start = span_start_logits.masked_fill(~mask, very_negative)
     end = span_end_logits.masked_fill(~mask, very_negative)
     scores = start.unsqueeze(2) + end.unsqueeze(1)
-    scores = scores.masked_fill(~_allowed_spans(passage_length, max_span_length, mask.device), lowest)
+    scores = scores.masked_fill(
+        ~_allowed_spans(passage_length, max_span_length, mask.device), lowest
+    )
     flat_best = scores.view(batch_size, -1).argmax(dim=-1)
-    return torch.stack([torch.div(flat_best, passage_length, rounding_mode="floor"), flat_best % passage_length], dim=-1)
+    return torch.stack(
+        [torch.div(flat_best, passage_length, rounding_mode="floor"), flat_best % passage_length],
+        dim=-1,
+    )
 
 
 def _allowed_spans(

@@ -2,6 +2,7 @@
 Parsing of Universal PropBank files: CoNLL-U with a predicate column (11) and one argument
 column per predicate (12 ...), argument labels on the arguments' syntactic head words.
 """
+
 from typing import Iterable, Iterator, List, Optional
 
 from allennlp.common.checks import ConfigurationError

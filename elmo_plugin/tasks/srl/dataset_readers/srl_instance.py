@@ -1,4 +1,5 @@
 """The `Instance` both SRL readers (and the predictor) make: one sentence, one predicate."""
+
 from typing import Dict, List, Optional
 
 from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextField

@@ -102,9 +102,7 @@ class UniversalPropbankSrlReader(DatasetReader):
         if self.long_sentences.count:
             logger.warning("%s: %s", file_path, self.long_sentences.summary())
 
-    def _sentence_instances(
-        self, sentence: PropbankSentence, file_path: str
-    ) -> Iterable[Instance]:
+    def _sentence_instances(self, sentence: PropbankSentence, file_path: str) -> Iterable[Instance]:
         try:
             dependency_subtrees(sentence.heads)  # a HEAD cycle is an error in either mode
             all_tags = [

@@ -3,6 +3,7 @@ The F1 metric of each SRL label mode, called the same way in both: with the mode
 decoded tag ids and its batch tensors. Not registered: a label mode builds its own (see
 `elmo_plugin.tasks.srl.label_modes`).
 """
+
 from typing import Dict, List, Protocol
 
 import torch

@@ -149,9 +149,7 @@ class DeepSrl(Model):
         lengths = mask.sum(dim=-1).tolist()
         log_probabilities = torch.log(class_probabilities.detach() + 1e-12)
         return [
-            self._label_mode.decode(
-                sequence[:length], self._transitions, self._start_transitions
-            )
+            self._label_mode.decode(sequence[:length], self._transitions, self._start_transitions)
             for sequence, length in zip(log_probabilities, lengths)
         ]
 

@@ -62,9 +62,7 @@ class DeepSrlPredictor(Predictor):
 
     @overrides
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        raise NotImplementedError(
-            "a sentence gives one instance per predicate: use predict_json"
-        )
+        raise NotImplementedError("a sentence gives one instance per predicate: use predict_json")
 
     def _words(self, inputs: JsonDict) -> List[str]:
         if "tokens" in inputs:
