@@ -12,3 +12,5 @@ import elmo_plugin.lm  # noqa: F401
 import elmo_plugin.tasks  # noqa: F401
 import elmo_plugin.training  # noqa: F401
 import elmo_plugin.commands  # noqa: F401
+
+__all__ = ["__version__"]

@@ -19,3 +19,24 @@ from elmo_plugin.elmo.layer_weight_names import (
 from elmo_plugin.elmo.layer_weights import elmo_layer_weight_metrics
 from elmo_plugin.elmo.layer_weights_callback import ElmoLayerWeightsCallback
 from elmo_plugin.elmo.scalar_mix import ScalarMix
+
+__all__ = [
+    "ActivationCache",
+    "ElmoBiLm",
+    "ElmoBiLstm",
+    "LstmState",
+    "load_bilm",
+    "read_options",
+    "save_bilm",
+    "ElmoCharacterEncoder",
+    "ELMO_INDEXER_KEY",
+    "Elmo",
+    "ElmoTokenEmbedder",
+    "LayerWeightMetric",
+    "bilm_layer_names",
+    "layer_weight_metric_name",
+    "parse_layer_weight_metric_name",
+    "elmo_layer_weight_metrics",
+    "ElmoLayerWeightsCallback",
+    "ScalarMix",
+]

@@ -14,7 +14,8 @@ class ElmoBiLm(torch.nn.Module):
     """
     ELMo's bidirectional language model body: the character encoder and the biLSTM. It returns
     the activations of its `L + 1` layers: the token layer (duplicated to the width of the
-    LSTM layers, as in the paper) and each LSTM layer's forward and backward states with the sentence markers.
+    LSTM layers, as in the paper) and each LSTM layer's forward and backward states with the
+    sentence markers.
 
     Stateless by default: a sentence gets the same vectors in any batch. With `stateful`,
     the final LSTM states of batch row `i` start row `i` of the next batch, as bilm-tf and

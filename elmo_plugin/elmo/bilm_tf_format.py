@@ -99,7 +99,9 @@ def read_options(options_file: str) -> Dict[str, Any]:
             f"({error.msg}); expected a bilm-tf options.json"
         ) from error
     except UnicodeDecodeError as error:
-        raise ConfigurationError(f"{options_file}: not UTF-8 text; expected an options.json")
+        raise ConfigurationError(
+            f"{options_file}: not UTF-8 text; expected an options.json"
+        ) from error
     return check_options(options, options_file)
 
 

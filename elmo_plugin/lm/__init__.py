@@ -6,3 +6,5 @@ vocabulary, the `bilm` model and the export to the bilm-tf format.
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
+
+__all__ = ["CorpusVocabulary", "BilmCorpusReader", "BilmLanguageModel"]

@@ -1,5 +1,4 @@
 import logging
-import os
 from collections import Counter
 from typing import List, Optional
 

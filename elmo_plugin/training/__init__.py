@@ -6,3 +6,5 @@ nothing of `elmo_plugin` but `elmo_plugin.atomic_files`.
 
 from elmo_plugin.training.atomic_checkpointer import AtomicCheckpointer
 from elmo_plugin.training.exact_resume import ExactResume
+
+__all__ = ["AtomicCheckpointer", "ExactResume"]

@@ -6,3 +6,5 @@ Named entity recognition on CoNLL-2003 (the ELMo paper's NER task): the reader
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from elmo_plugin.tasks.ner.models import BiLstmCrfTagger
 from elmo_plugin.tasks.ner.predictors import ConllNerPredictor
+
+__all__ = ["Conll2003NerReader", "BiLstmCrfTagger", "ConllNerPredictor"]

@@ -9,3 +9,11 @@ from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, Univers
 from elmo_plugin.tasks.srl.metrics import DependencySrlF1
 from elmo_plugin.tasks.srl.models import DeepSrl
 from elmo_plugin.tasks.srl.predictors import DeepSrlPredictor
+
+__all__ = [
+    "ConllSrlColumnsReader",
+    "UniversalPropbankSrlReader",
+    "DependencySrlF1",
+    "DeepSrl",
+    "DeepSrlPredictor",
+]

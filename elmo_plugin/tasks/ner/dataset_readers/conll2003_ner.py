@@ -63,7 +63,8 @@ class Conll2003NerReader(DatasetReader):
 
     # Parameters
 
-    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    token_indexers : `Dict[str, TokenIndexer]`, optional
+        (default = `{"tokens": SingleIdTokenIndexer()}`)
         E.g. words, characters, and `elmo_characters` for ELMo.
     tag_scheme : `str`, optional (default = `"BIOUL"`)
         `"BIO"` or `"BIOUL"`: the tags the model learns.

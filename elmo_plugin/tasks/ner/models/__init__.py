@@ -1,1 +1,3 @@
 from elmo_plugin.tasks.ner.models.bilstm_crf_tagger import BiLstmCrfTagger
+
+__all__ = ["BiLstmCrfTagger"]

@@ -39,7 +39,8 @@ class SnliJsonlReader(DatasetReader):
 
     # Parameters
 
-    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    token_indexers : `Dict[str, TokenIndexer]`, optional
+        (default = `{"tokens": SingleIdTokenIndexer()}`)
         Used for both sentences; ELMo models expect an `elmo_characters` indexer under the
         key `"elmo"`.
     tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)

@@ -52,7 +52,8 @@ class SquadV1Reader(DatasetReader):
 
     tokenizer : `Tokenizer`, optional (default = `SpacyRulesTokenizer()`)
         Must set each token's character offsets (`idx`, `idx_end`).
-    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    token_indexers : `Dict[str, TokenIndexer]`, optional
+        (default = `{"tokens": SingleIdTokenIndexer()}`)
         Used for both question and passage.
     passage_length_limit : `int`, optional (default = `1000`)
         Passage tokens kept. The default is far above real passages (the longest of SQuAD

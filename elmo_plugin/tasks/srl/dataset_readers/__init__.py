@@ -2,3 +2,5 @@ from elmo_plugin.tasks.srl.dataset_readers.conll_srl_columns import ConllSrlColu
 from elmo_plugin.tasks.srl.dataset_readers.universal_propbank_srl import (
     UniversalPropbankSrlReader,
 )
+
+__all__ = ["ConllSrlColumnsReader", "UniversalPropbankSrlReader"]

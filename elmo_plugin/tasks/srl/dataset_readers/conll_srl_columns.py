@@ -46,7 +46,8 @@ class ConllSrlColumnsReader(DatasetReader):
 
     # Parameters
 
-    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    token_indexers : `Dict[str, TokenIndexer]`, optional
+        (default = `{"tokens": SingleIdTokenIndexer()}`)
     word_column : `int`, optional (default = `0`)
     predicate_column : `int`, optional (default = `1`)
     first_argument_column : `int`, optional (default = `2`)

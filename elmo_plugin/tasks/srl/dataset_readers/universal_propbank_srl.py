@@ -33,9 +33,9 @@ class UniversalPropbankSrlReader(DatasetReader):
 
     Each predicate of a sentence becomes one `Instance` (see `srl_instance`): "tokens",
     "predicate_indicator" (0/1), "tags" and "metadata" ("words", "predicate_index",
-    "gold_tags", "label_mode"). Sentences without predicates give no instance. Enhanced-UD empty nodes
-    (IDs like `8.1`) and multiword-token lines are skipped. Sentences whose column 11 is
-    empty (UP's unannotated sentences, with `_=` in column 10) count as predicate-less.
+    "gold_tags", "label_mode"). Sentences without predicates give no instance. Enhanced-UD
+    empty nodes (IDs like `8.1`) and multiword-token lines are skipped. Sentences whose column
+    11 is empty (UP's unannotated sentences, with `_=` in column 10) count as predicate-less.
 
     The tags depend on `label_mode`:
 
@@ -54,7 +54,8 @@ class UniversalPropbankSrlReader(DatasetReader):
 
     # Parameters
 
-    token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    token_indexers : `Dict[str, TokenIndexer]`, optional
+        (default = `{"tokens": SingleIdTokenIndexer()}`)
         E.g. words, characters, and `elmo_characters` for ELMo.
     label_mode : `str`, optional (default = `"span"`)
         `"span"` or `"head"` (see `elmo_plugin.tasks.srl.label_modes`).
