@@ -88,7 +88,7 @@ class ActivationCache(FromParams):
         if value is not None:
             self._memory.move_to_end(key)
         elif self._disk is not None:
-            value = self._read_disk(key)
+            value = self._read_disk(self._disk, key)
             if value is not None:
                 self._remember(key, value)
         return value
@@ -98,7 +98,7 @@ class ActivationCache(FromParams):
         value = activations.detach().to(device="cpu", dtype=self.dtype).contiguous()
         self._remember(key, value)
         if self._disk is not None and self._disk_bytes < self.max_disk_bytes:
-            self._write_disk(key, value)
+            self._write_disk(self._disk, key, value)
 
     def _full_key(self, key: bytes) -> bytes:
         if self._bilm_digest is None:
@@ -117,21 +117,19 @@ class ActivationCache(FromParams):
         self._memory[key] = value
         self._memory_bytes += size
 
-    def _read_disk(self, key: bytes) -> Optional[torch.Tensor]:
-        row = self._disk.execute(
-            "SELECT shape, value FROM activations WHERE key = ?", (key,)
-        ).fetchone()
+    def _read_disk(self, disk: sqlite3.Connection, key: bytes) -> Optional[torch.Tensor]:
+        row = disk.execute("SELECT shape, value FROM activations WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         shape = tuple(int(n) for n in row[0].split(","))
         array = numpy.frombuffer(row[1], dtype=str(self.dtype).replace("torch.", ""))
         return torch.from_numpy(array.copy()).view(shape)
 
-    def _write_disk(self, key: bytes, value: torch.Tensor) -> None:
+    def _write_disk(self, disk: sqlite3.Connection, key: bytes, value: torch.Tensor) -> None:
         blob = value.numpy().tobytes()
         shape = ",".join(str(n) for n in value.shape)
-        self._disk.execute("INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob))
-        self._disk.commit()
+        disk.execute("INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob))
+        disk.commit()
         self._disk_bytes += len(blob)
 
     def clear(self) -> None:

@@ -1,4 +1,4 @@
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple, cast
 
 import torch
 
@@ -118,6 +118,9 @@ class BiLstmLayer(torch.nn.Module):
         `(2, batch, hidden)` and memory `(2, batch, cell)` states of the sorted batch. Returns the
         packed outputs `(2, num_packed, hidden)` and the final states of the sorted batch.
         """
+        input_weight: torch.Tensor
+        state_weight: torch.Tensor
+        projection_weight: torch.Tensor
         if self.compute_dtype == torch.float32:
             input_weight, projection_weight = self.input_weight, self.projection_weight
             state_weight = _column_major(self.state_weight)
@@ -224,12 +227,13 @@ class ElmoBiLstm(torch.nn.Module):
 
     @property
     def compute_dtype(self) -> torch.dtype:
-        return self.layers[0].compute_dtype
+        # A `ModuleList` yields plain `Module`s to the checker; these are `BiLstmLayer`s.
+        return cast(BiLstmLayer, self.layers[0]).compute_dtype
 
     def set_compute_dtype(self, dtype: torch.dtype) -> None:
         """The dtype of every layer's matrix products (see `elmo_plugin.elmo.compute_dtype`)."""
         for layer in self.layers:
-            layer.compute_dtype = dtype
+            cast(BiLstmLayer, layer).compute_dtype = dtype
 
     def zero_state(self, batch_size: int, like: torch.Tensor) -> LstmState:
         return LstmState(

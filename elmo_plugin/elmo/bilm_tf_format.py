@@ -14,7 +14,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.character_encoder import _ACTIVATIONS
+from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.package_files import local_file
 
 OPTIONS_NAME = "options.json"
@@ -150,15 +150,17 @@ def _tensor_pairs(bilm: ElmoBiLm) -> Iterator[Tuple[str, torch.Tensor, str]]:
     for a CNN kernel, "neg" for a negated highway gate, "" for a plain copy."""
     encoder = bilm.character_encoder
     for i, convolution in enumerate(encoder.convolutions):
-        yield f"CNN/W_cnn_{i}", convolution.weight, "conv"
-        yield f"CNN/b_cnn_{i}", convolution.bias, ""
+        weight, bias = weight_and_bias(convolution)
+        yield f"CNN/W_cnn_{i}", weight, "conv"
+        yield f"CNN/b_cnn_{i}", bias, ""
     num_filters = encoder.projection.in_features
     for k, layer in enumerate(encoder.highways._layers):
+        weight, bias = weight_and_bias(layer)
         # AllenNLP's Highway computes g * x + (1 - g) * f(x); TensorFlow's carry gate is 1 - g.
-        yield f"CNN_high_{k}/W_transform", layer.weight[:num_filters], "T"
-        yield f"CNN_high_{k}/W_carry", layer.weight[num_filters:], "negT"
-        yield f"CNN_high_{k}/b_transform", layer.bias[:num_filters], ""
-        yield f"CNN_high_{k}/b_carry", layer.bias[num_filters:], "neg"
+        yield f"CNN_high_{k}/W_transform", weight[:num_filters], "T"
+        yield f"CNN_high_{k}/W_carry", weight[num_filters:], "negT"
+        yield f"CNN_high_{k}/b_transform", bias[:num_filters], ""
+        yield f"CNN_high_{k}/b_carry", bias[num_filters:], "neg"
     yield "CNN_proj/W_proj", encoder.projection.weight, "T"
     yield "CNN_proj/b_proj", encoder.projection.bias, ""
 
@@ -179,9 +181,9 @@ def _gates_from_tf(matrix: numpy.ndarray, cell_size: int) -> numpy.ndarray:
 
 
 def _gates_to_tf(matrix: numpy.ndarray, cell_size: int) -> numpy.ndarray:
-    blocks = [None] * 4
-    for ours, theirs in enumerate(_TF_GATES):
-        blocks[theirs] = matrix[..., ours * cell_size : (ours + 1) * cell_size]
+    # TensorFlow's block `theirs` is our gate `_TF_GATES.index(theirs)`.
+    ours = [_TF_GATES.index(theirs) for theirs in range(len(_TF_GATES))]
+    blocks = [matrix[..., g * cell_size : (g + 1) * cell_size] for g in ours]
     return numpy.concatenate(blocks, axis=-1)
 
 

@@ -1,5 +1,5 @@
 from collections import OrderedDict
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -13,6 +13,13 @@ _ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.nn.functional.relu,
     "tanh": torch.tanh,
 }
+
+
+def weight_and_bias(layer: torch.nn.Module) -> Tuple[torch.Tensor, torch.Tensor]:
+    """A convolution's or linear layer's weight and bias. Every layer of the encoder has a bias;
+    torch types a layer taken from a `ModuleList` as a plain `Module`, and `Conv1d.bias` as
+    optional, so the checker needs telling."""
+    return cast(torch.Tensor, layer.weight), cast(torch.Tensor, layer.bias)
 
 
 # The indexer shifts every character id by one so that 0 can be padding.
@@ -138,7 +145,8 @@ class ElmoCharacterEncoder(torch.nn.Module):
         `{"token_embedding": (batch_size, num_tokens + 2, projection_dim), "mask": (batch_size,
         num_tokens + 2)}`, with `<S>` and `</S>` added and zeros at padded positions.
         """
-        mask = (character_ids > 0).any(dim=-1)
+        # A bool tensor, which torch's stubs type as a plain Tensor.
+        mask = cast(torch.BoolTensor, (character_ids > 0).any(dim=-1))
         ids_with_boundaries, mask_with_boundaries = add_sentence_boundary_token_ids(
             character_ids, mask, self.bos_characters, self.eos_characters
         )
@@ -157,7 +165,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         return self._encode_tokens(character_ids, (character_ids > 0).any(dim=-1))
 
     def _encode_tokens(
-        self, character_ids: torch.Tensor, mask: torch.BoolTensor
+        self, character_ids: torch.Tensor, mask: torch.Tensor
     ) -> Dict[str, torch.Tensor]:
         """Encodes each distinct unmasked token of the batch once."""
         batch_size, num_tokens, _ = character_ids.shape
@@ -180,14 +188,15 @@ class ElmoCharacterEncoder(torch.nn.Module):
         if not self._cache_usable():
             return self._encode(type_ids)
         keys = [row.tobytes() for row in type_ids.to(torch.int16).cpu().numpy()]
-        found = [self._type_cache.get(key) for key in keys]
+        found: List[Optional[torch.Tensor]] = [self._type_cache.get(key) for key in keys]
         missing = [i for i, encoding in enumerate(found) if encoding is None]
         if missing:
             encoded = self._encode(type_ids[missing]).detach()
             for row, i in enumerate(missing):
                 found[i] = encoded[row]
                 self._remember(keys[i], encoded[row])
-        return torch.stack(found)
+        # Every row is found now: from the cache or just encoded.
+        return torch.stack(cast(List[torch.Tensor], found))
 
     def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
         type_ids = self._trim_padding(type_ids)
@@ -206,11 +215,12 @@ class ElmoCharacterEncoder(torch.nn.Module):
         the products, a convolution's after the
         max-pooling, which a constant per filter commutes with; the highway gating is float32.
         Returns float32."""
-        highway_layers = list(self.highways._layers)
+        convolutions = [weight_and_bias(convolution) for convolution in self.convolutions]
+        highway_layers = [weight_and_bias(layer) for layer in self.highways._layers]
         weights = self._reduced.get(
             [self.char_embedding]
-            + [convolution.weight for convolution in self.convolutions]
-            + [layer.weight for layer in highway_layers]
+            + [weight for weight, _ in convolutions]
+            + [weight for weight, _ in highway_layers]
             + [self.projection.weight],
             self.compute_dtype,
         )
@@ -219,13 +229,13 @@ class ElmoCharacterEncoder(torch.nn.Module):
         highway_weights = weights[len(self.convolutions) : -1]
         embedded = torch.nn.functional.embedding(type_ids, char_embedding).transpose(1, 2)
         pooled = []
-        for convolution, weight in zip(self.convolutions, convolution_weights):
+        for (_, bias), weight in zip(convolutions, convolution_weights):
             features, _ = torch.nn.functional.conv1d(embedded, weight).max(dim=-1)
-            pooled.append(self._activation(plus_float32(features, convolution.bias)))
+            pooled.append(self._activation(plus_float32(features, bias)))
         current = torch.cat(pooled, dim=-1)
-        for layer, weight in zip(highway_layers, highway_weights):
+        for (_, bias), weight in zip(highway_layers, highway_weights):
             projected = plus_float32(
-                torch.nn.functional.linear(current.to(weight.dtype), weight), layer.bias
+                torch.nn.functional.linear(current.to(weight.dtype), weight), bias
             )
             nonlinear, gate = projected.chunk(2, dim=-1)
             gate = torch.sigmoid(gate)

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import torch
 from allennlp.common import FromParams
@@ -133,7 +133,8 @@ class Elmo(torch.nn.Module, FromParams):
 
     @property
     def scalar_mixes(self) -> List[ScalarMix]:
-        return list(self._scalar_mixes)
+        # A `ModuleList` yields plain `Module`s to the checker; these are the `ScalarMix`es.
+        return cast(List[ScalarMix], list(self._scalar_mixes))
 
     def get_output_dim(self) -> int:
         return self._bilm.get_output_dim()
@@ -170,7 +171,7 @@ class Elmo(torch.nn.Module, FromParams):
         if character_ids.dim() > 3:
             return self._forward_nested(character_ids)
         if self._activation_cache is not None:
-            activations, mask = self._cached_activations(character_ids)
+            activations, mask = self._cached_activations(character_ids, self._activation_cache)
         else:
             output = self._bilm(character_ids)
             activations, mask = output["activations"], output["mask"]
@@ -178,7 +179,9 @@ class Elmo(torch.nn.Module, FromParams):
         for scalar_mix in self._scalar_mixes:
             mixed = scalar_mix(activations, mask)
             if not self._keep_sentence_boundaries:
-                mixed, mixed_mask = remove_sentence_boundaries(mixed, mask)
+                mixed, mixed_mask = remove_sentence_boundaries(
+                    mixed, cast(torch.BoolTensor, mask)  # a bool tensor, typed Tensor by torch
+                )
             representations.append(mixed)
         if not self._keep_sentence_boundaries:
             mask = mixed_mask
@@ -195,9 +198,8 @@ class Elmo(torch.nn.Module, FromParams):
         }
 
     def _cached_activations(
-        self, character_ids: torch.Tensor
-    ) -> Tuple[List[torch.Tensor], torch.BoolTensor]:
-        cache = self._activation_cache
+        self, character_ids: torch.Tensor, cache: ActivationCache
+    ) -> Tuple[List[torch.Tensor], torch.Tensor]:
         if self._bilm_digest is None:
             self._bilm_digest = self._bilm.digest()
         cache.bind(self._bilm_digest)
@@ -213,9 +215,11 @@ class Elmo(torch.nn.Module, FromParams):
             computed = self._bilm(character_ids[missing, :longest])
             stacked = torch.stack(computed["activations"])
             for i, row in enumerate(missing):
-                found[row] = stacked[:, i, : lengths[row] + 2]
-                cache.put(keys[row], found[row])
-        return self._pad_activations(found, lengths, character_ids)
+                value = stacked[:, i, : lengths[row] + 2]
+                found[row] = value
+                cache.put(keys[row], value)
+        # Every row is found now: from the cache or just computed.
+        return self._pad_activations(cast(List[torch.Tensor], found), lengths, character_ids)
 
     def _checked(self, value: Optional[torch.Tensor], length: int) -> Optional[torch.Tensor]:
         expected = (self._bilm.num_layers, length + 2, self.get_output_dim())
@@ -228,7 +232,7 @@ class Elmo(torch.nn.Module, FromParams):
 
     def _pad_activations(
         self, per_sentence: List[torch.Tensor], lengths: List[int], like: torch.Tensor
-    ) -> Tuple[List[torch.Tensor], torch.BoolTensor]:
+    ) -> Tuple[List[torch.Tensor], torch.Tensor]:
         batch_size, num_tokens = like.shape[:2]
         num_layers = self._bilm.num_layers
         padded = torch.zeros(

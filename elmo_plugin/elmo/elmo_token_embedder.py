@@ -102,7 +102,9 @@ class ElmoTokenEmbedder(TokenEmbedder):
         return self._elmo.get_output_dim()
 
     @overrides(check_signature=False)
-    def forward(self, elmo_tokens: torch.Tensor, word_inputs: torch.Tensor = None) -> torch.Tensor:
+    def forward(
+        self, elmo_tokens: torch.Tensor, word_inputs: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
         """
         # Parameters
 

@@ -61,11 +61,11 @@ class ScalarMix(torch.nn.Module):
             raise ConfigurationError(
                 f"ScalarMix expects {self.mixture_size} layers, got {len(tensors)}"
             )
-        if self.do_layer_norm and mask is None:
-            raise ValueError("ScalarMix needs the mask to layer-normalise")
-        weights = self.normalized_weights()
         if self.do_layer_norm:
+            if mask is None:
+                raise ValueError("ScalarMix needs the mask to layer-normalise")
             tensors = [self._layer_norm(tensor, mask) for tensor in tensors]
+        weights = self.normalized_weights()
         mixed = sum(weight * tensor for weight, tensor in zip(weights, tensors))
         return self.dropout(self.gamma * mixed)
 

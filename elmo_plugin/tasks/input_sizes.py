@@ -4,13 +4,19 @@ config never states the ELMo size: switching the biLM is an override of the ELMo
 `options_file`/`weight_file` only.
 """
 
-from typing import TypeVar, Union
+from typing import Protocol, TypeVar, Union
 
-import torch
 from allennlp.common import Lazy
 from allennlp.common.checks import ConfigurationError
 
-ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
+
+class _HasInputDim(Protocol):
+    """A module that reports its input size, as `Seq2SeqEncoder` and `FeedForward` do."""
+
+    def get_input_dim(self) -> int: ...
+
+
+ModuleT = TypeVar("ModuleT", bound=_HasInputDim)
 
 
 def construct_with_input_dim(
@@ -47,7 +53,7 @@ def construct_with_input_dim(
     """
     if isinstance(module, Lazy):
         module = module.construct(input_size=input_dim, input_dim=input_dim)
-    actual = module.get_input_dim()  # type: ignore[operator]
+    actual = module.get_input_dim()
     if actual != input_dim:
         raise ConfigurationError(
             f"{name} input dim is {actual} but the {input_description} is {input_dim}: leave "

@@ -1,11 +1,15 @@
 import logging
-from typing import Iterable, Iterator, List, Optional, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Union, cast
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, Token
 from allennlp.data.fields import TensorField, TextField
-from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
+from allennlp.data.token_indexers import (
+    ELMoTokenCharactersIndexer,
+    SingleIdTokenIndexer,
+    TokenIndexer,
+)
 from allennlp.data.vocabulary import DEFAULT_PADDING_TOKEN
 from overrides import overrides
 
@@ -95,8 +99,12 @@ class BilmCorpusReader(DatasetReader):
         self.max_line_bytes = max_line_bytes
         self.window_length = window_length
         self.num_lanes = num_lanes
-        self._character_indexers = {ELMO_INDEXER_KEY: ELMoTokenCharactersIndexer()}
-        self._target_indexers = {"tokens": SingleIdTokenIndexer(namespace=TARGET_NAMESPACE)}
+        self._character_indexers: Dict[str, TokenIndexer] = {
+            ELMO_INDEXER_KEY: ELMoTokenCharactersIndexer()
+        }
+        self._target_indexers: Dict[str, TokenIndexer] = {
+            "tokens": SingleIdTokenIndexer(namespace=TARGET_NAMESPACE)
+        }
         self.statistics = CorpusStatistics()
 
     @overrides
@@ -118,7 +126,7 @@ class BilmCorpusReader(DatasetReader):
         logger.info("bilm_corpus %s: %s", file_path, self.statistics.summary())
 
     @overrides(check_signature=False)
-    def text_to_instance(self, sentence: Union[str, List[str]]) -> Instance:  # type: ignore
+    def text_to_instance(self, sentence: Union[str, List[str]]) -> Instance:
         """An instance of one sentence, a string of whitespace-separated tokens or a list."""
         words = sentence.split() if isinstance(sentence, str) else list(sentence)
         if not words:
@@ -134,8 +142,8 @@ class BilmCorpusReader(DatasetReader):
 
     @overrides
     def apply_token_indexers(self, instance: Instance) -> None:
-        instance["tokens"].token_indexers = self._character_indexers  # type: ignore
-        instance["targets"].token_indexers = self._target_indexers  # type: ignore
+        cast(TextField, instance["tokens"]).token_indexers = self._character_indexers
+        cast(TextField, instance["targets"]).token_indexers = self._target_indexers
 
     def _check_single_process(self) -> None:
         worker_info = self.get_worker_info()

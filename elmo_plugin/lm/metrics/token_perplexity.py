@@ -19,7 +19,9 @@ class TokenPerplexity(Metric):
     def __init__(self) -> None:
         self._totals = torch.zeros(4, dtype=torch.float64)
 
-    def __call__(  # type: ignore
+    # AllenNLP's `Metric.__call__` takes (predictions, gold_labels, mask) tensors; this one takes
+    # the two directions' losses: the override cannot match its signature.
+    def __call__(  # type: ignore[override]
         self, forward_nll: torch.Tensor, backward_nll: torch.Tensor
     ) -> None:
         """`forward_nll` and `backward_nll` hold the negative log-likelihood of each predicted

@@ -117,7 +117,7 @@ class BilmLanguageModel(Model):
         return self._softmax
 
     @overrides(check_signature=False)
-    def forward(  # type: ignore
+    def forward(
         self,
         tokens: TextFieldTensors,
         targets: TextFieldTensors,

@@ -111,7 +111,7 @@ class SnliJsonlReader(DatasetReader):
             yield line_number, record
 
     @overrides(check_signature=False)
-    def text_to_instance(  # type: ignore
+    def text_to_instance(
         self,
         premise: str,
         hypothesis: str,

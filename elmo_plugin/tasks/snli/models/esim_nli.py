@@ -140,7 +140,7 @@ class EsimNli(Model):
         initializer(self)
 
     @overrides(check_signature=False)
-    def forward(  # type: ignore
+    def forward(
         self,
         premise: TextFieldTensors,
         hypothesis: TextFieldTensors,

@@ -168,7 +168,7 @@ class SquadV1Reader(DatasetReader):
             )
 
     @overrides(check_signature=False)
-    def text_to_instance(  # type: ignore
+    def text_to_instance(
         self,
         question: str,
         passage: str,

@@ -34,8 +34,12 @@ class SquadV1EmF1(Metric):
         self._total_f1 = 0.0
         self._count = 0
 
+    # AllenNLP's `Metric.__call__` takes (predictions, gold_labels, mask) tensors; this one takes
+    # answer strings: the override cannot match its signature.
     @overrides
-    def __call__(self, predictions: List[str], references: List[List[str]]) -> None:  # type: ignore
+    def __call__(  # type: ignore[override]
+        self, predictions: List[str], references: List[List[str]]
+    ) -> None:
         """
         # Parameters
 

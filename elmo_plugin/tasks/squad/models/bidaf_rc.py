@@ -134,7 +134,7 @@ class BidafRc(Model):
         initializer(self)
 
     @overrides(check_signature=False)
-    def forward(  # type: ignore
+    def forward(
         self,
         question: TextFieldTensors,
         passage: TextFieldTensors,

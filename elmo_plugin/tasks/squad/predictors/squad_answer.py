@@ -1,9 +1,11 @@
-from typing import List
+from typing import List, cast
 
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
+
+from elmo_plugin.tasks.squad.dataset_readers.squad_v1 import SquadV1Reader
 
 _OUTPUT_KEYS = ("best_span_str", "best_span", "best_span_chars", "question_id")
 
@@ -29,7 +31,8 @@ class SquadAnswerPredictor(Predictor):
                 raise ValueError(
                     f'expected a "{key}" string in the input, got keys {sorted(json_dict)}'
                 )
-        return self._dataset_reader.text_to_instance(  # type: ignore
+        reader = cast(SquadV1Reader, self._dataset_reader)
+        return reader.text_to_instance(
             json_dict["question"], json_dict["passage"], question_id=json_dict.get("id")
         )
 

@@ -143,7 +143,7 @@ class ConllSrlColumnsReader(DatasetReader):
         return cells
 
     @overrides(check_signature=False)
-    def text_to_instance(  # type: ignore
+    def text_to_instance(
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:
         return srl_instance(

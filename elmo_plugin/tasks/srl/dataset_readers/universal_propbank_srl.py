@@ -120,7 +120,7 @@ class UniversalPropbankSrlReader(DatasetReader):
             yield self.text_to_instance(sentence.words, predicate_index, tags)
 
     @overrides(check_signature=False)
-    def text_to_instance(  # type: ignore
+    def text_to_instance(
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:
         return srl_instance(

@@ -61,7 +61,7 @@ class DecodedSpanF1(SpanBasedF1Measure):
         super().__init__(vocab, label_namespace, ignore_classes=list(PREDICATE_TAGS))
 
     @overrides(check_signature=False)
-    def __call__(  # type: ignore[override]
+    def __call__(
         self,
         predicted_tag_ids: List[List[int]],
         class_probabilities: torch.Tensor,
@@ -95,7 +95,7 @@ class DecodedHeadF1(DependencySrlF1):
         self._label_namespace = label_namespace
 
     @overrides(check_signature=False)
-    def __call__(  # type: ignore[override]
+    def __call__(
         self,
         predicted_tag_ids: List[List[int]],
         class_probabilities: torch.Tensor,

@@ -32,8 +32,10 @@ class DependencySrlF1(Metric):
         self._num_predicted = 0
         self._num_gold = 0
 
+    # AllenNLP's `Metric.__call__` takes (predictions, gold_labels, mask) tensors; this one takes
+    # tag strings and predicate indices: the override cannot match its signature.
     @overrides
-    def __call__(  # type: ignore
+    def __call__(  # type: ignore[override]
         self,
         predicted_tags: List[List[str]],
         gold_tags: List[List[str]],

@@ -96,7 +96,7 @@ class DeepSrl(Model):
         initializer(self)
 
     @overrides(check_signature=False)
-    def forward(  # type: ignore
+    def forward(
         self,
         tokens: TextFieldTensors,
         predicate_indicator: torch.LongTensor,
