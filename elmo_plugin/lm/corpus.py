@@ -12,14 +12,20 @@ import logging
 import lzma
 import os
 from dataclasses import dataclass, field
-from typing import IO, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
 logger = logging.getLogger(__name__)
 
-_OPENERS = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
+# Each returns a binary file object (typeshed types them GzipFile, LZMAFile, BZ2File, not IO).
+_OPENERS: Dict[str, Callable[..., Any]] = {
+    ".xz": lzma.open,
+    ".lzma": lzma.open,
+    ".gz": gzip.open,
+    ".bz2": bz2.open,
+}
 _GLOB_CHARACTERS = set("*?[")
 
 
@@ -64,7 +70,7 @@ def corpus_files(corpus: str) -> List[str]:
 
 def open_binary(path: str) -> IO[bytes]:
     """Opens `path` for reading bytes, decompressing by its extension."""
-    opener = _OPENERS.get(os.path.splitext(path)[1].lower(), open)
+    opener: Callable[..., Any] = _OPENERS.get(os.path.splitext(path)[1].lower(), open)
     try:
         return opener(path, "rb")
     except OSError as error:

@@ -60,15 +60,15 @@ class CorpusVocabulary(Vocabulary):
         max_sentence_length: Optional[int] = None,
         max_line_bytes: int = 1_000_000,
     ) -> "CorpusVocabulary":
-        if (corpus is None) == (vocab_file is None):
-            raise ConfigurationError("the from_corpus vocabulary needs a corpus or a vocab_file")
-        vocabulary = cls()
-        if vocab_file is not None:
+        if vocab_file is not None and corpus is None:
             words = read_bilm_tf_vocabulary(vocab_file)
-        else:
+        elif corpus is not None and vocab_file is None:
             words = _count_words(
                 corpus, min_count, max_vocab_size, max_sentence_length, max_line_bytes
             )
+        else:
+            raise ConfigurationError("the from_corpus vocabulary needs a corpus or a vocab_file")
+        vocabulary = cls()
         vocabulary.add_tokens_to_namespace(words, TARGET_NAMESPACE)
         logger.info("vocabulary: %d words", vocabulary.get_vocab_size(TARGET_NAMESPACE))
         return vocabulary

@@ -53,6 +53,8 @@ class ElmoPlaces:
         _check_places(model_name, elmo, use_input_elmo, use_output_elmo)
         self._model_name = model_name
         self._elmo = elmo
+        # A place is switched on only with an `Elmo` (`_check_places`).
+        self._elmo_dim = elmo.get_output_dim() if elmo is not None else 0
         self._use_input_elmo = use_input_elmo
         self._use_output_elmo = use_output_elmo
 
@@ -67,12 +69,12 @@ class ElmoPlaces:
     @property
     def input_dim(self) -> int:
         """The size ELMo adds to the embeddings: the ELMo size with `use_input_elmo`, else 0."""
-        return self._elmo.get_output_dim() if self._use_input_elmo else 0
+        return self._elmo_dim if self._use_input_elmo else 0
 
     @property
     def output_dim(self) -> int:
         """The size ELMo adds at the output: the ELMo size with `use_output_elmo`, else 0."""
-        return self._elmo.get_output_dim() if self._use_output_elmo else 0
+        return self._elmo_dim if self._use_output_elmo else 0
 
     def __call__(self, text: TextFieldTensors) -> PlacedElmo:
         other_indexers = {key: value for key, value in text.items() if key != ELMO_INDEXER_KEY}

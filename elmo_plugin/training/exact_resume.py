@@ -88,23 +88,23 @@ class _ResumingDataLoader:
         return len(self._data_loader)
 
     def __iter__(self) -> Iterator[TensorDict]:
-        trainer, saved = self._trainer, self._callback.saved
-        resuming = (
-            saved is not None and trainer._epochs_completed == trainer._start_after_epochs_completed
-        )
+        trainer = self._trainer
+        # The random states saved with the checkpoint, in the epoch that resumes from it only.
+        resuming = trainer._epochs_completed == trainer._start_after_epochs_completed
+        saved = self._callback.saved if resuming else None
         # The index of the first batch trained after the checkpoint.
         first = (
             trainer._start_after_batches_in_epoch_completed
             * trainer._num_gradient_accumulation_steps
         )
-        if resuming:
+        if saved is not None:
             self._callback.saved = None
             random_states.restore(saved["checkpoint"] if first == 0 else saved["epoch_start"])
         self._callback.epoch_start = random_states.capture()
         batches = iter(self._data_loader)
         index = 0
         while True:
-            if resuming and index == first and first > 0:
+            if saved is not None and index == first and first > 0:
                 random_states.restore(saved["checkpoint"])
             try:
                 batch = next(batches)

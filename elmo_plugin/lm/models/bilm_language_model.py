@@ -145,6 +145,8 @@ class BilmLanguageModel(Model):
         if lane is None:
             output = self._bilm(character_ids)
             top, positions = output["activations"][-1], output["mask"]
+        elif window is None:
+            raise ValueError("the packed mode needs a window with each lane")
         else:
             top, positions = self._packed_top_layer(character_ids, lane, window)
         word_ids = targets["tokens"]["tokens"]
@@ -167,7 +169,7 @@ class BilmLanguageModel(Model):
 
     def _packed_top_layer(
         self, character_ids: torch.Tensor, lane: torch.Tensor, window: torch.Tensor
-    ) -> Tuple[torch.Tensor, torch.BoolTensor]:
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
         """The top layer of windows that already hold their sentence markers, padded by one
         position at each end to line up with the targets."""
         encoded = self._bilm.character_encoder.encode_without_markers(character_ids)
@@ -250,7 +252,7 @@ class _LaneStates:
         new_hidden = zeros.hidden.new_zeros(layers, extra, hidden_size)
         new_memory = zeros.memory.new_zeros(layers, extra, cell_size)
         new_window = torch.full((extra,), -1, dtype=torch.long, device=zeros.hidden.device)
-        if self.window is None:
+        if self.hidden is None or self.memory is None or self.window is None:  # set together
             self.hidden, self.memory, self.window = new_hidden, new_memory, new_window
         else:
             self.hidden = torch.cat([self.hidden, new_hidden], dim=1)

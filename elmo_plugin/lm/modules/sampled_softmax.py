@@ -11,21 +11,23 @@ _ACCIDENTAL_HIT_LOGIT = -10000.0
 
 
 def log_uniform_candidates(
-    num_words: int, num_samples: int, generator: numpy.random.RandomState = numpy.random
+    num_words: int, num_samples: int, generator: Optional[numpy.random.RandomState] = None
 ) -> Tuple[numpy.ndarray, int]:
     """
     Draws `num_samples` distinct classes from the log-uniform (Zipfian) distribution over
     `[0, num_words)` by sampling with replacement until that many distinct ones came up, as
     TensorFlow's `log_uniform_candidate_sampler(unique=True)` and AllenNLP's `_choice` do.
-    Returns the classes, in the order first drawn, and the number of draws it took.
+    Returns the classes, in the order first drawn, and the number of draws it took. Draws
+    from `generator`, or from numpy's global random state when it is None.
 
     Vectorised: a buffer of draws at a time, first occurrences found with `numpy.unique`,
     instead of one Python step per draw.
     """
+    rand = numpy.random.rand if generator is None else generator.rand
     log_range = math.log(num_words + 1)
     draws = numpy.empty(0, dtype=numpy.int64)
     while True:
-        batch = numpy.exp(generator.rand(2 * num_samples) * log_range).astype(numpy.int64) - 1
+        batch = numpy.exp(rand(2 * num_samples) * log_range).astype(numpy.int64) - 1
         draws = numpy.concatenate([draws, numpy.clip(batch, 0, num_words - 1)])
         _, first_draw = numpy.unique(draws, return_index=True)
         if len(first_draw) >= num_samples:
@@ -105,7 +107,7 @@ class SampledSoftmax(torch.nn.Module):
         The negative log-likelihood of each target, `(num_predictions,)`.
         """
         if self.training and self.num_samples is not None:
-            return self._sampled_nll(embeddings, targets)
+            return self._sampled_nll(embeddings, targets, self.num_samples)
         return self._full_nll(embeddings, targets)
 
     def _full_nll(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -121,8 +123,10 @@ class SampledSoftmax(torch.nn.Module):
             )
         return torch.cat(pieces) if pieces else embeddings.new_zeros(0)
 
-    def _sampled_nll(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        sampled, num_tries = log_uniform_candidates(self.num_words, self.num_samples)
+    def _sampled_nll(
+        self, embeddings: torch.Tensor, targets: torch.Tensor, num_samples: int
+    ) -> torch.Tensor:
+        sampled, num_tries = log_uniform_candidates(self.num_words, num_samples)
         sampled_ids = torch.from_numpy(sampled).to(targets.device)
         true_logits = (
             (torch.nn.functional.embedding(targets, self.weight) * embeddings).sum(dim=1)
