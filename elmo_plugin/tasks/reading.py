@@ -67,11 +67,6 @@ def check_max_length(max_length: Optional[int], name: str) -> Optional[int]:
     return max_length
 
 
-def _is_long(items: Sized, max_length: Optional[int]) -> bool:
-    """Whether `items` is over `max_length` (never when `max_length` is `None`)."""
-    return max_length is not None and len(items) > max_length
-
-
 def _warn_long(where: str, what: str, length: int, max_length: int, action: str) -> None:
     """The one warning for an input over its maximum length: `where` (file and line, or file
     and record), `what` it is, its length and what was done with it."""
@@ -94,7 +89,7 @@ def split_long(
 ) -> List[List[T]]:
     """`items` in consecutive pieces of at most `max_length` (one piece when it is short enough
     or `max_length` is `None`); a split is logged as a warning naming the file and line."""
-    if not _is_long(items, max_length):
+    if max_length is None or len(items) <= max_length:
         return [items]
     pieces = [items[start : start + max_length] for start in range(0, len(items), max_length)]
     action = f"split into {len(pieces)} pieces (a file that lost its blank lines?)"
@@ -107,7 +102,7 @@ def truncate_long(
 ) -> List[T]:
     """The first `max_length` of `items` (all of them when short enough or `max_length` is
     `None`); a cut is logged as a warning naming `where` (file and line, or file and record)."""
-    if not _is_long(items, max_length):
+    if max_length is None or len(items) <= max_length:
         return items
     _warn_long(where, what, len(items), max_length, f"cut to its first {max_length}")
     return items[:max_length]
@@ -137,7 +132,7 @@ class LongSkipper:
         line in `file_path` for the warning."""
         for item in items:
             item_tokens = tokens(item)
-            if not _is_long(item_tokens, self.max_length):
+            if self.max_length is None or len(item_tokens) <= self.max_length:
                 yield item
                 continue
             self.count += 1

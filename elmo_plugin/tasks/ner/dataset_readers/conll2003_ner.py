@@ -1,9 +1,9 @@
 import logging
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union, cast
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
-from allennlp.data.fields import MetadataField, SequenceLabelField, TextField
+from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextField
 from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
@@ -68,7 +68,7 @@ class Conll2003NerReader(DatasetReader):
         E.g. words, characters, and `elmo_characters` for ELMo.
     tag_scheme : `str`, optional (default = `"BIOUL"`)
         `"BIO"` or `"BIOUL"`: the tags the model learns.
-    entity_types : `List[str]`, optional (default = `["PER", "LOC", "ORG", "MISC"]`)
+    entity_types : `Iterable[str]`, optional (default = `["PER", "LOC", "ORG", "MISC"]`)
         The entity types a tag may name; a tag of another type is an error. `None` accepts
         any type.
     label_namespace : `str`, optional (default = `"labels"`)
@@ -80,9 +80,9 @@ class Conll2003NerReader(DatasetReader):
 
     def __init__(
         self,
-        token_indexers: Dict[str, TokenIndexer] = None,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         tag_scheme: str = "BIOUL",
-        entity_types: Optional[List[str]] = list(CONLL2003_ENTITY_TYPES),
+        entity_types: Optional[Iterable[str]] = CONLL2003_ENTITY_TYPES,
         label_namespace: str = "labels",
         max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
@@ -181,17 +181,18 @@ class Conll2003NerReader(DatasetReader):
         ner_tags : `List[str]`, optional
             The sentence's IOB1 tags, as in the files; recoded to `tag_scheme`.
         """
-        tokens = [token if isinstance(token, Token) else Token(token) for token in tokens]
-        fields = {
-            "tokens": TextField(tokens),
-            "metadata": MetadataField({"words": [token.text for token in tokens]}),
+        words = [token if isinstance(token, Token) else Token(token) for token in tokens]
+        text_field = TextField(words)
+        fields: Dict[str, Field] = {
+            "tokens": text_field,
+            "metadata": MetadataField({"words": [token.text for token in words]}),
         }
         if ner_tags is not None:
             fields["tags"] = SequenceLabelField(
-                iob1_to_scheme(ner_tags, self.tag_scheme), fields["tokens"], self._label_namespace
+                iob1_to_scheme(ner_tags, self.tag_scheme), text_field, self._label_namespace
             )
         return Instance(fields)
 
     @overrides
     def apply_token_indexers(self, instance: Instance) -> None:
-        instance["tokens"].token_indexers = self._token_indexers
+        cast(TextField, instance["tokens"]).token_indexers = self._token_indexers

@@ -208,7 +208,9 @@ class BiLstmCrfTagger(Model):
     default_predictor = "conll_ner"
 
 
-def tags_to_spans(tags: List[str], classes_to_ignore: List[str] = None) -> List[TypedStringSpan]:
+def tags_to_spans(
+    tags: List[str], classes_to_ignore: Optional[List[str]] = None
+) -> List[TypedStringSpan]:
     """The entity spans of BIO or BIOUL tags. BIOUL folds into BIO (U to B, L to I), which
     gives the same spans for valid tags and, unlike AllenNLP's strict BIOUL decoder, also
     reads the invalid sequences an unconstrained CRF can decode."""

@@ -44,7 +44,7 @@ class SnliJsonlReader(DatasetReader):
         Used for both sentences; ELMo models expect an `elmo_characters` indexer under the
         key `"elmo"`.
     tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)
-    labels : `List[str]`, optional (default = `["entailment", "neutral", "contradiction"]`)
+    labels : `Iterable[str]`, optional (default = `["entailment", "neutral", "contradiction"]`)
         The gold labels a pair may have; another label is an error naming the file and line.
         `None` accepts any label.
     max_sentence_length : `int`, optional (default = `512`)
@@ -60,7 +60,7 @@ class SnliJsonlReader(DatasetReader):
         self,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         tokenizer: Optional[Tokenizer] = None,
-        labels: Optional[List[str]] = list(SNLI_LABELS),
+        labels: Optional[Iterable[str]] = SNLI_LABELS,
         max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
         **kwargs,
     ) -> None:
