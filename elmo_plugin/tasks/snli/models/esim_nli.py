@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
 import torch
 from allennlp.common import Lazy
@@ -197,16 +197,14 @@ class EsimNli(Model):
         enhanced = torch.cat([encoded, aligned, encoded - aligned, encoded * aligned], dim=-1)
         projected = self._projection_feedforward(enhanced)
         composed = self._inference_encoder(self._rnn_input_dropout(projected), mask)
-        time_mask = mask.unsqueeze(-1)
+        time_mask = cast(torch.BoolTensor, mask.unsqueeze(-1))  # bool, typed Tensor by torch
         return torch.cat(
             [masked_mean(composed, time_mask, dim=1), masked_max(composed, time_mask, dim=1)],
             dim=-1,
         )
 
     @overrides
-    def make_output_human_readable(
-        self, output_dict: Dict[str, torch.Tensor]
-    ) -> Dict[str, torch.Tensor]:
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Adds the predicted `label` and `probabilities`, a dict from label to probability."""
         label_names = [
             self.vocab.get_token_from_index(index, namespace=self._label_namespace)

@@ -36,25 +36,19 @@ class SpacyRulesTokenizer(Tokenizer):
     @overrides
     def tokenize(self, text: str) -> List[Token]:
         tokens: List[Token] = []
+        pattern = self._split_pattern
         for spacy_token in self._spacy(text):
             if spacy_token.is_space:
                 continue
-            if self._needs_split(spacy_token.text):
-                tokens.extend(self._split(spacy_token.text, spacy_token.idx))
+            if pattern is not None and _needs_split(pattern, spacy_token.text):
+                tokens.extend(self._split(pattern, spacy_token.text, spacy_token.idx))
             else:
                 tokens.append(_token(spacy_token.text, spacy_token.idx))
         return tokens
 
-    def _needs_split(self, text: str) -> bool:
-        return (
-            self._split_pattern is not None
-            and len(text) > 1
-            and bool(self._split_pattern.search(text))
-        )
-
-    def _split(self, text: str, offset: int) -> List[Token]:
-        tokens = []
-        for piece in self._split_pattern.split(text):
+    def _split(self, pattern: re.Pattern[str], text: str, offset: int) -> List[Token]:
+        tokens: List[Token] = []
+        for piece in pattern.split(text):
             if piece and not piece.isspace():
                 # A piece such as "Jerusalem." gets spaCy's suffix rules again.
                 tokens.extend(
@@ -64,6 +58,10 @@ class SpacyRulesTokenizer(Tokenizer):
                 )
             offset += len(piece)
         return tokens
+
+
+def _needs_split(pattern: re.Pattern[str], text: str) -> bool:
+    return len(text) > 1 and bool(pattern.search(text))
 
 
 def _token(text: str, start: int) -> Token:

@@ -1,7 +1,7 @@
 import json
 import logging
 from collections import Counter
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
@@ -104,7 +104,7 @@ class SquadV1Reader(DatasetReader):
                 passage_cache = (context, self._cut_passage(tokens, record["where"]))
             instance = self._record_to_instance(record, passage_cache[1])
             self.counts["questions"] += 1
-            if instance["metadata"]["answer_outside_passage"]:
+            if cast(MetadataField, instance["metadata"])["answer_outside_passage"]:
                 self.counts["answers_outside_passage"] += 1
                 if self._skip_answers_outside_passage:
                     self.counts["skipped"] += 1
@@ -206,7 +206,7 @@ class SquadV1Reader(DatasetReader):
             "question": TextField(question_tokens, self._token_indexers),
             "passage": passage_field,
         }
-        offsets = [(token.idx, token_end(token)) for token in passage_tokens]
+        offsets = [token_offsets(token) for token in passage_tokens]
         answer_outside_passage = False
         if answer_char_span is not None:
             token_span = char_span_to_token_span(offsets, answer_char_span)
@@ -232,12 +232,15 @@ class SquadV1Reader(DatasetReader):
 
     @overrides
     def apply_token_indexers(self, instance: Instance) -> None:
-        instance["question"].token_indexers = self._token_indexers
-        instance["passage"].token_indexers = self._token_indexers
+        cast(TextField, instance["question"]).token_indexers = self._token_indexers
+        cast(TextField, instance["passage"]).token_indexers = self._token_indexers
 
 
-def token_end(token: Token) -> int:
-    return token.idx_end if token.idx_end is not None else token.idx + len(token.text)
+def token_offsets(token: Token) -> Tuple[int, int]:
+    """A token's `(start, end)` character offsets, end exclusive. `Token` types `idx` and
+    `text` as optional; a passage's tokens have both (`_tokenize_passage` checks `idx`)."""
+    start, text = cast(int, token.idx), cast(str, token.text)
+    return start, token.idx_end if token.idx_end is not None else start + len(text)
 
 
 def most_common_answer_span(answers: List[Dict[str, Any]]) -> Tuple[int, int]:

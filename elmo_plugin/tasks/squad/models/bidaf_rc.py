@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import torch
 from allennlp.common import Lazy
@@ -208,11 +208,13 @@ class BidafRc(Model):
     ) -> torch.Tensor:
         # (batch, passage_length, question_length)
         similarity = self._matrix_attention(encoded_passage, encoded_question)
-        passage_question_attention = masked_softmax(similarity, question_mask.unsqueeze(1))
+        # Bool, but typed a plain Tensor by torch.
+        question_mask_rows = cast(torch.BoolTensor, question_mask.unsqueeze(1))
+        passage_question_attention = masked_softmax(similarity, question_mask_rows)
         passage_question_vectors = weighted_sum(encoded_question, passage_question_attention)
 
         lowest = torch.finfo(similarity.dtype).min
-        masked_similarity = replace_masked_values(similarity, question_mask.unsqueeze(1), lowest)
+        masked_similarity = replace_masked_values(similarity, question_mask_rows, lowest)
         question_passage_attention = masked_softmax(
             masked_similarity.max(dim=-1).values, passage_mask
         )
@@ -249,17 +251,19 @@ class BidafRc(Model):
         self,
         span_start_log_probs: torch.Tensor,
         span_end_log_probs: torch.Tensor,
-        predicted_span: torch.LongTensor,
-        span_start: torch.LongTensor,
-        span_end: torch.LongTensor,
+        predicted_span: torch.Tensor,
+        span_start: torch.Tensor,
+        span_end: torch.Tensor,
     ) -> torch.Tensor:
         span_start = span_start.view(-1)
         span_end = span_end.view(-1)
-        labelled = span_start >= 0
+        # Bool masks, typed plain Tensors by torch.
+        labelled = cast(torch.BoolTensor, span_start >= 0)
         self._span_start_accuracy(span_start_log_probs, span_start, labelled)
         self._span_end_accuracy(span_end_log_probs, span_end, labelled)
         gold_span = torch.stack([span_start, span_end], dim=-1)
-        self._span_accuracy(predicted_span, gold_span, labelled.unsqueeze(-1).expand_as(gold_span))
+        labelled_spans = cast(torch.BoolTensor, labelled.unsqueeze(-1).expand_as(gold_span))
+        self._span_accuracy(predicted_span, gold_span, labelled_spans)
         if not labelled.any():
             # Keeps the graph, so a batch without labels is a zero step rather than an error.
             return span_start_log_probs.sum() * 0.0
@@ -278,7 +282,7 @@ class BidafRc(Model):
         output["best_span_chars"] = char_spans
         output["best_span_str"] = answers
         output["question_id"] = [meta.get("question_id") for meta in metadata]
-        references = [meta.get("answer_texts") for meta in metadata]
+        references: List[List[str]] = [meta.get("answer_texts") or [] for meta in metadata]
         if all(references):
             self._squad_metrics(answers, references)
 

@@ -15,7 +15,7 @@ def best_span(
     span_end_logits: torch.Tensor,
     mask: torch.BoolTensor,
     max_span_length: Optional[int] = None,
-) -> torch.LongTensor:
+) -> torch.Tensor:
     """
     The span `(start, end)` maximising `start_logit + end_logit` over unmasked positions with
     `start <= end` and at most `max_span_length` tokens, for each batch row.
@@ -33,7 +33,7 @@ def best_span(
 
     # Returns
 
-    `(batch_size, 2)`: inclusive start and end token indices.
+    `(batch_size, 2)` long: inclusive start and end token indices.
     """
     if span_start_logits.dim() != 2 or span_start_logits.shape != span_end_logits.shape:
         raise ValueError(
@@ -59,7 +59,7 @@ def best_span(
 
 def _allowed_spans(
     passage_length: int, max_span_length: Optional[int], device: torch.device
-) -> torch.BoolTensor:
+) -> torch.Tensor:
     ones = torch.ones(passage_length, passage_length, dtype=torch.bool, device=device)
     allowed = ones.triu()
     if max_span_length is not None:

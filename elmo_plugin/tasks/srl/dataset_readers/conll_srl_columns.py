@@ -65,7 +65,7 @@ class ConllSrlColumnsReader(DatasetReader):
 
     def __init__(
         self,
-        token_indexers: Dict[str, TokenIndexer] = None,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         word_column: int = 0,
         predicate_column: int = 1,
         first_argument_column: int = 2,

@@ -73,7 +73,7 @@ class UniversalPropbankSrlReader(DatasetReader):
 
     def __init__(
         self,
-        token_indexers: Dict[str, TokenIndexer] = None,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         label_mode: str = "span",
         label_namespace: Optional[str] = None,
         max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,

@@ -58,6 +58,10 @@ class DeepSrl(Model):
     regularizer : `RegularizerApplicator`, optional
     """
 
+    # Buffers registered in `__init__`, declared for the type checker.
+    _transitions: torch.Tensor
+    _start_transitions: torch.Tensor
+
     def __init__(
         self,
         vocab: Vocabulary,

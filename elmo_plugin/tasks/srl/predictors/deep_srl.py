@@ -1,4 +1,4 @@
-from typing import List, Optional
+from typing import List, Optional, cast
 
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import DatasetReader, Instance
@@ -50,7 +50,9 @@ class DeepSrlPredictor(Predictor):
                 "verb": words[i],
                 "predicate_index": i,
                 "tags": output["tags"],
-                "description": bracketed_description(words, output["tags"]),
+                # Typed an array by `forward_on_instances`: the tag strings of
+                # `make_output_human_readable`.
+                "description": bracketed_description(words, cast(List[str], output["tags"])),
             }
             for i, output in zip(predicate_indices, outputs)
         ]
