@@ -21,7 +21,7 @@ STAMP := $(VENV)/.installed
 # nltk.download. Tests that need it add this folder themselves (tests/conftest.py).
 ALLENNLP_MODELS_DIR := $(VENV)/allennlp-models
 
-.PHONY: demo test test-all venv clean bench-embed tables
+.PHONY: demo test test-all lint venv clean bench-embed tables
 
 $(STAMP): setup.cfg setup.py pyproject.toml requirements/$(PROFILE).txt requirements/$(PROFILE).in
 	@test -n "$(PYTHON)" && "$(PYTHON)" -c 'import sys; sys.exit(sys.version_info[:2] != tuple(map(int, "$(PYTHON_VERSION)".split("."))))' \
@@ -40,6 +40,18 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
+
+# The gates on the library: formatting (black), lint (flake8) and types (mypy), configured in
+# pyproject.toml and setup.cfg. The tools are pinned in the current profile only.
+ifeq ($(PROFILE),current)
+lint: $(STAMP)
+	$(BIN)/black --check elmo_plugin
+	$(BIN)/flake8 elmo_plugin
+	$(BIN)/mypy elmo_plugin
+else
+lint:
+	@echo "make lint: the lint tools are in the current profile only (PROFILE=current)" >&2; exit 2
+endif
 
 # Both profiles, as CI runs them.
 test-all:
