@@ -203,7 +203,7 @@ class EsimNli(Model):
             dim=-1,
         )
 
-    @overrides
+    @overrides(check_signature=False)
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Adds the predicted `label` and `probabilities`, a dict from label to probability."""
         label_names = [
