@@ -22,6 +22,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import _jsonnet
 
+from experiments.markdown import minutes
+
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_RECORD = "run.json"
 
@@ -170,13 +172,3 @@ class Runner:
         self.report(f"{outcome:8} {run.name} in {minutes(result.wall_clock_s)}"
                     + ("" if result.ok else f": {result.error}"))
         return result
-
-
-def minutes(seconds: Optional[float]) -> str:
-    return "-" if seconds is None else f"{seconds / 60:.1f} min"
-
-
-def markdown_table(header: List[str], rows: List[List[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
