@@ -15,6 +15,7 @@ import time
 
 import elmo_plugin.elmo  # noqa: F401  (the plugin's MKL setting, as in the embedding benchmark)
 import torch
+from common import header
 from elmo_plugin.elmo.published_sizes import published_options
 
 ORIGINAL_LSTM = published_options("original")["lstm"]
@@ -42,7 +43,7 @@ def main() -> None:
     projection = torch.randn(2, CELLS, PROJECTION)
     bias = torch.randn(2, 1, 4 * CELLS)
     weight_bytes = 4 * (recurrent.numel() + projection.numel())
-    print(f"threads {args.threads}; weights read per step: {weight_bytes / 2**20:.0f} MB")
+    print(f"{header('cpu', str(args.threads))}; weights read per step: {weight_bytes / 2**20:.0f} MB")
     print("| running rows | recurrent ms | projection ms | step ms | weight bytes / step time |")
     print("|---|---|---|---|---|")
     for rows in (1, 8, 17, 32, 64):
