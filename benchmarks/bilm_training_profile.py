@@ -7,6 +7,7 @@ whole steps.
     python benchmarks/bilm_training_profile.py --model bilm --batches 4
     python benchmarks/bilm_training_profile.py --model peer --batches 4
 """
+
 import argparse
 import time
 from typing import Callable, Dict, List
@@ -38,7 +39,9 @@ def components_of_ours(model, batch) -> Dict[str, Callable[[], None]]:
     targets = torch.randint(0, model.softmax.num_words, (predictions.size(0),))
 
     return {
-        "char_cnn": lambda: bilm.character_encoder(character_ids)["token_embedding"].sum().backward(),
+        "char_cnn": lambda: bilm.character_encoder(character_ids)["token_embedding"]
+        .sum()
+        .backward(),
         "lstm": lambda: sum(o.sum() for o in bilm.lstm(embedding, mask)[0]).backward(),
         "softmax": lambda: model.softmax(predictions, targets).sum().backward(),
     }

@@ -32,6 +32,7 @@ Words are counted without the sentence markers. One thread per process (`--threa
 machine these numbers come from is shared, and several OpenMP threads spinning while
 descheduled make every step many times slower.
 """
+
 import argparse
 import json
 import math
@@ -42,7 +43,14 @@ import time
 from typing import Dict, List, Tuple
 
 from common import (
-    answer, child_result, header, peak_rss_mb, read_sentences, run_child, shared_data, start_child,
+    answer,
+    child_result,
+    header,
+    peak_rss_mb,
+    read_sentences,
+    run_child,
+    shared_data,
+    start_child,
 )
 from elmo_plugin.elmo.published_sizes import ELMO_FILTERS
 
@@ -60,7 +68,12 @@ MAX_LENGTH = 100
 OURS = {
     "type": "bilm",
     "bilm": {
-        "char_cnn": {"embedding": {"dim": 16}, "filters": FILTERS, "n_highway": 1, "activation": "relu"},
+        "char_cnn": {
+            "embedding": {"dim": 16},
+            "filters": FILTERS,
+            "n_highway": 1,
+            "activation": "relu",
+        },
         "lstm": {
             "dim": 512,
             "projection_dim": 128,
@@ -127,7 +140,9 @@ def vocabulary():
     from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 
     if not os.path.isdir(VOCAB_DIR):
-        CorpusVocabulary.from_corpus(corpus=shared_data(*TRAIN), max_vocab_size=50_000).save_to_files(VOCAB_DIR)
+        CorpusVocabulary.from_corpus(
+            corpus=shared_data(*TRAIN), max_vocab_size=50_000
+        ).save_to_files(VOCAB_DIR)
     return Vocabulary.from_files(VOCAB_DIR)
 
 
@@ -153,7 +168,10 @@ def build(which: str, vocab, compute_dtype: str = "float32"):
     config = dict(OURS, compute_dtype=compute_dtype) if which == "bilm" else PEER
     model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config))))
     reader = BilmCorpusReader()
-    peer_indexers = {"tokens": SingleIdTokenIndexer(), "token_characters": ELMoTokenCharactersIndexer()}
+    peer_indexers = {
+        "tokens": SingleIdTokenIndexer(),
+        "token_characters": ELMoTokenCharactersIndexer(),
+    }
 
     def tensors(sentences: List[List[str]]) -> Dict:
         if which == "bilm":
@@ -163,7 +181,9 @@ def build(which: str, vocab, compute_dtype: str = "float32"):
         else:
             # What the peer's `simple_language_modeling` reader makes, with <S> and </S>.
             instances = [
-                Instance({"source": TextField([Token(w) for w in ["<S>"] + s + ["</S>"]], peer_indexers)})
+                Instance(
+                    {"source": TextField([Token(w) for w in ["<S>"] + s + ["</S>"]], peer_indexers)}
+                )
                 for s in sentences
             ]
         batch = Batch(instances)
@@ -257,10 +277,15 @@ def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str)
     results: Dict[str, List[Dict]] = {"peer": [], "bilm": []}
     for run in range(runs):
         for which in ("peer", "bilm"):
-            result = run_child(__file__, "child-speed", which, str(num_batches), str(threads), compute_dtype)
+            result = run_child(
+                __file__, "child-speed", which, str(num_batches), str(threads), compute_dtype
+            )
             results[which].append(result)
-            print(f"run {run + 1} {which}: {result['words_per_second']:.0f} words/s, "
-                  f"peak {result['peak_rss_mb']:.0f} MB", flush=True)
+            print(
+                f"run {run + 1} {which}: {result['words_per_second']:.0f} words/s, "
+                f"peak {result['peak_rss_mb']:.0f} MB",
+                flush=True,
+            )
     summary = {}
     for which, found in results.items():
         summary[which] = {
@@ -268,7 +293,9 @@ def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str)
             "median_peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in found),
             "parameters": found[0]["parameters"],
         }
-    summary["speedup"] = summary["bilm"]["median_words_per_second"] / summary["peer"]["median_words_per_second"]
+    summary["speedup"] = (
+        summary["bilm"]["median_words_per_second"] / summary["peer"]["median_words_per_second"]
+    )
     print(json.dumps(summary, indent=2))
 
 
@@ -291,14 +318,20 @@ def main() -> None:
         return
     from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     speed = commands.add_parser("speed")
     speed.add_argument("--runs", type=int, default=5)
     speed.add_argument("--batches", type=int, default=8)
     speed.add_argument("--threads", type=int, default=1)
-    speed.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
-                       help="ours computes in this dtype; the peer stays float32")
+    speed.add_argument(
+        "--compute-dtype",
+        choices=sorted(COMPUTE_DTYPES),
+        default="float32",
+        help="ours computes in this dtype; the peer stays float32",
+    )
     race_parser = commands.add_parser("race")
     race_parser.add_argument("--seconds", type=float, default=900)
     race_parser.add_argument("--threads", type=int, default=1)

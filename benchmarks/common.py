@@ -6,6 +6,7 @@ and the header line naming the software, device and threads a table comes from.
 A benchmark runs as `python benchmarks/<name>.py` (this folder first on the path), so it
 imports this module as `common`.
 """
+
 import json
 import lzma
 import os
@@ -23,8 +24,10 @@ def shared_data(*parts: str) -> str:
     """A path under ../shared/data (beside the project root), which must exist."""
     path = os.path.join(SHARED_DATA, *parts)
     if not os.path.exists(path):
-        sys.exit(f"{path} not found: this benchmark reads the corpora of ../shared/data, "
-                 "beside the project root")
+        sys.exit(
+            f"{path} not found: this benchmark reads the corpora of ../shared/data, "
+            "beside the project root"
+        )
     return path
 
 
@@ -65,12 +68,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def start_child(script: str, *arguments: str,
-                environment: Optional[Mapping[str, str]] = None) -> subprocess.Popen:
+def start_child(
+    script: str, *arguments: str, environment: Optional[Mapping[str, str]] = None
+) -> subprocess.Popen:
     """`script` (a benchmark's own file) in a fresh Python process, in the project root; it
     answers with `answer` (its last line on stdout)."""
-    return subprocess.Popen([sys.executable, script, *arguments], stdout=subprocess.PIPE,
-                            text=True, cwd=ROOT, env=None if environment is None else dict(environment))
+    return subprocess.Popen(
+        [sys.executable, script, *arguments],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=None if environment is None else dict(environment),
+    )
 
 
 def child_result(child: subprocess.Popen) -> Dict[str, Any]:
@@ -78,13 +87,16 @@ def child_result(child: subprocess.Popen) -> Dict[str, Any]:
     output, _ = child.communicate()
     lines = output.strip().splitlines()
     if child.returncode != 0 or not lines:
-        raise SystemExit(f"{' '.join(map(str, child.args))}: exit {child.returncode}, "
-                         f"{'no answer' if not lines else 'last line: ' + lines[-1]}")
+        raise SystemExit(
+            f"{' '.join(map(str, child.args))}: exit {child.returncode}, "
+            f"{'no answer' if not lines else 'last line: ' + lines[-1]}"
+        )
     return json.loads(lines[-1])
 
 
-def run_child(script: str, *arguments: str,
-              environment: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+def run_child(
+    script: str, *arguments: str, environment: Optional[Mapping[str, str]] = None
+) -> Dict[str, Any]:
     return child_result(start_child(script, *arguments, environment=environment))
 
 
@@ -97,5 +109,7 @@ def header(device: str, threads: str) -> str:
     """The line naming what a benchmark's numbers come from; each adds its own settings."""
     import torch
 
-    return (f"Python {platform.python_version()}, torch {torch.__version__}, device {device}; "
-            f"threads: {threads}")
+    return (
+        f"Python {platform.python_version()}, torch {torch.__version__}, device {device}; "
+        f"threads: {threads}"
+    )

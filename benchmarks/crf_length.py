@@ -3,6 +3,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/crf_length.py
 """
+
 import statistics
 import time
 
@@ -28,5 +29,10 @@ def seconds(crf: torch.nn.Module, length: int, repeats: int = 3) -> float:
 
 if __name__ == "__main__":
     print(header("cpu", str(torch.get_num_threads())))
-    for name, crf in (("allennlp", ConditionalRandomField(NUM_TAGS)), ("linear_time", LinearTimeCrf(NUM_TAGS))):
-        print(name, " ".join(f"{n}: {seconds(crf, n):.3f}s" for n in (1000, 2000, 4000)), flush=True)
+    for name, crf in (
+        ("allennlp", ConditionalRandomField(NUM_TAGS)),
+        ("linear_time", LinearTimeCrf(NUM_TAGS)),
+    ):
+        print(
+            name, " ".join(f"{n}: {seconds(crf, n):.3f}s" for n in (1000, 2000, 4000)), flush=True
+        )

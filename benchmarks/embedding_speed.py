@@ -25,6 +25,7 @@ first timed batch, relative to that layer's largest float32 activation (the meas
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --mkl-dispatch avx2
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --compute-dtype bfloat16
 """
+
 import argparse
 import json
 import os
@@ -33,7 +34,15 @@ import tempfile
 import time
 from typing import Dict
 
-from common import answer, header, peak_rss_mb, read_sentences, run_child, shared_data, write_random_bilm
+from common import (
+    answer,
+    header,
+    peak_rss_mb,
+    read_sentences,
+    run_child,
+    shared_data,
+    write_random_bilm,
+)
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 
@@ -43,8 +52,15 @@ def batches(sentences, batch_size):
         yield sentences[start : start + batch_size]
 
 
-def worker(implementation: str, model_dir: str, sentences_file: str, batch_size: int,
-           first_batch_file: str, device: str = "cpu", compute_dtype: str = "float32"):
+def worker(
+    implementation: str,
+    model_dir: str,
+    sentences_file: str,
+    batch_size: int,
+    first_batch_file: str,
+    device: str = "cpu",
+    compute_dtype: str = "float32",
+):
     import torch
     from allennlp.modules.elmo import batch_to_ids
 
@@ -93,8 +109,14 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
     else:
         peak_mb = peak_rss_mb()
     torch.save(first_batch, first_batch_file)
-    answer({"tokens_per_s": tokens / elapsed, "seconds": elapsed, "peak_mb": peak_mb,
-            "checksum": checksum})
+    answer(
+        {
+            "tokens_per_s": tokens / elapsed,
+            "seconds": elapsed,
+            "peak_mb": peak_mb,
+            "checksum": checksum,
+        }
+    )
 
 
 def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
@@ -110,15 +132,34 @@ def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
     return environment
 
 
-def measure(implementation, model_dir, sentences_file, batch_size, environment, device="cpu",
-            compute_dtype="float32") -> Dict:
+def measure(
+    implementation,
+    model_dir,
+    sentences_file,
+    batch_size,
+    environment,
+    device="cpu",
+    compute_dtype="float32",
+) -> Dict:
     """One worker's result; `first_batch` is the path of its first batch's activations."""
     handle, first_batch = tempfile.mkstemp(prefix=f"{implementation}-", suffix=".pt", dir=model_dir)
     os.close(handle)
     result = run_child(
-        __file__, "--worker", implementation, "--model-dir", model_dir,
-        "--sentences-file", sentences_file, "--batch-size", str(batch_size),
-        "--first-batch", first_batch, "--device", device, "--compute-dtype", compute_dtype,
+        __file__,
+        "--worker",
+        implementation,
+        "--model-dir",
+        model_dir,
+        "--sentences-file",
+        sentences_file,
+        "--batch-size",
+        str(batch_size),
+        "--first-batch",
+        first_batch,
+        "--device",
+        device,
+        "--compute-dtype",
+        compute_dtype,
         environment=environment,
     )
     return dict(result, first_batch=first_batch)
@@ -136,7 +177,9 @@ def max_layer_difference(reference: str, other: str) -> float:
 
 def max_relative_difference(a, b) -> float:
     return max(
-        abs(x - y) / max(abs(x), 1e-6) for batch_a, batch_b in zip(a, b) for x, y in zip(batch_a, batch_b)
+        abs(x - y) / max(abs(x), 1e-6)
+        for batch_a, batch_b in zip(a, b)
+        for x, y in zip(batch_a, batch_b)
     )
 
 
@@ -145,33 +188,61 @@ def main():
     from elmo_plugin.elmo.published_sizes import PUBLISHED_SIZES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=PUBLISHED_SIZES)
+    parser.add_argument(
+        "--sizes", nargs="+", default=["small", "original"], choices=PUBLISHED_SIZES
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--sentences", type=int, default=None,
-                        help="sentences per run (default: 256 small, 128 original)")
-    parser.add_argument("--mkl-dispatch", choices=["default", "avx2"], default="default",
-                        help="MKL kernels for both: MKL's own choice, or AVX2 on AMD processors")
-    parser.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU (peak memory is then the GPU's)")
-    parser.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
-                        help="ours computes in this dtype; AllenNLP's stays float32")
+    parser.add_argument(
+        "--sentences",
+        type=int,
+        default=None,
+        help="sentences per run (default: 256 small, 128 original)",
+    )
+    parser.add_argument(
+        "--mkl-dispatch",
+        choices=["default", "avx2"],
+        default="default",
+        help="MKL kernels for both: MKL's own choice, or AVX2 on AMD processors",
+    )
+    parser.add_argument(
+        "--device", default="cpu", help="cpu, or cuda for a GPU (peak memory is then the GPU's)"
+    )
+    parser.add_argument(
+        "--compute-dtype",
+        choices=sorted(COMPUTE_DTYPES),
+        default="float32",
+        help="ours computes in this dtype; AllenNLP's stays float32",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     parser.add_argument("--sentences-file", help=argparse.SUPPRESS)
     parser.add_argument("--first-batch", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.first_batch,
-               args.device, args.compute_dtype)
+        worker(
+            args.worker,
+            args.model_dir,
+            args.sentences_file,
+            args.batch_size,
+            args.first_batch,
+            args.device,
+            args.compute_dtype,
+        )
         return
     corpus = shared_data(*CORPUS)
     environment = worker_environment(args.mkl_dispatch)
-    print(f"{header(args.device, os.environ.get('BENCH_THREADS', '2'))}, batch size {args.batch_size}, "
-          f"{args.runs} runs each, medians; corpus {os.path.relpath(corpus)}; MKL_DEBUG_CPU_TYPE="
-          f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both; ours in {args.compute_dtype}, "
-          "AllenNLP's in float32")
-    print("| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
-          "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums | max rel. diff of layers |")
+    threads = os.environ.get("BENCH_THREADS", "2")
+    print(
+        f"{header(args.device, threads)}, batch size {args.batch_size}, "
+        f"{args.runs} runs each, medians; corpus {os.path.relpath(corpus)}; MKL_DEBUG_CPU_TYPE="
+        f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both; ours in {args.compute_dtype}, "
+        "AllenNLP's in float32"
+    )
+    print(
+        "| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
+        "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums | max rel. diff of layers |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         count = args.sentences or (256 if size == "small" else 128)
@@ -186,8 +257,15 @@ def main():
             for _ in range(args.runs):
                 for implementation in ("allennlp", "ours"):
                     results[implementation].append(
-                        measure(implementation, model_dir, sentences_file, args.batch_size, environment,
-                                args.device, args.compute_dtype)
+                        measure(
+                            implementation,
+                            model_dir,
+                            sentences_file,
+                            args.batch_size,
+                            environment,
+                            args.device,
+                            args.compute_dtype,
+                        )
                     )
             layers = max_layer_difference(
                 results["allennlp"][0]["first_batch"], results["ours"][0]["first_batch"]
@@ -198,9 +276,12 @@ def main():
             results["allennlp"][0]["checksum"], results["ours"][0]["checksum"]
         )
         tokens = sum(len(s) for s in sentences)
-        print(f"| {size} | {count} | {tokens} | {speed['allennlp']:.0f} | {speed['ours']:.0f} | "
-              f"{speed['ours'] / speed['allennlp']:.2f}x | {peak['allennlp']:.0f} | "
-              f"{peak['ours']:.0f} | {difference:.1e} | {layers:.1e} |", flush=True)
+        print(
+            f"| {size} | {count} | {tokens} | {speed['allennlp']:.0f} | {speed['ours']:.0f} | "
+            f"{speed['ours'] / speed['allennlp']:.2f}x | {peak['allennlp']:.0f} | "
+            f"{peak['ours']:.0f} | {difference:.1e} | {layers:.1e} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ The biLMs: the test fixture (`fixtures/elmo`, output dim 32), and, unless `--no-
 randomly initialised biLM of the published "small" size (2x1024_128_2048cnn_1xhighway,
 output dim 256) written to a temporary directory (speed does not depend on the weights).
 """
+
 import argparse
 import json
 import os
@@ -38,8 +39,9 @@ import elmo_plugin.tasks.ner  # noqa: F401
 from common import ROOT, header, shared_data, write_random_bilm
 
 CONFIGS = os.path.join(ROOT, "elmo_plugin", "training_configs", "ner")
-FIXTURE_BILM = tuple(os.path.join(ROOT, "fixtures", "elmo", name)
-                     for name in ("options.json", "lm_weights.hdf5"))
+FIXTURE_BILM = tuple(
+    os.path.join(ROOT, "fixtures", "elmo", name) for name in ("options.json", "lm_weights.hdf5")
+)
 
 
 def config(name: str, bilm: Optional[Tuple[str, str]]) -> Params:
@@ -53,12 +55,16 @@ def config(name: str, bilm: Optional[Tuple[str, str]]) -> Params:
     return Params.from_file(os.path.join(CONFIGS, name), json.dumps(overrides))
 
 
-def timed_epochs(params: Params, train: str, num_sentences: int, num_epochs: int = 2) -> List[Tuple[float, float]]:
+def timed_epochs(
+    params: Params, train: str, num_sentences: int, num_epochs: int = 2
+) -> List[Tuple[float, float]]:
     """(CPU seconds, wall-clock seconds) of each training epoch."""
     params["dataset_reader"]["max_instances"] = num_sentences
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     batch_size = params["data_loader"]["batch_sampler"]["batch_size"]
-    loader = MultiProcessDataLoader(reader, train, batch_sampler=BucketBatchSampler(batch_size=batch_size))
+    loader = MultiProcessDataLoader(
+        reader, train, batch_sampler=BucketBatchSampler(batch_size=batch_size)
+    )
     vocabulary = Vocabulary.from_params(params.pop("vocabulary"), instances=loader.iter_instances())
     loader.index_with(vocabulary)
     model = Model.from_params(vocab=vocabulary, params=params.pop("model"))
@@ -83,7 +89,9 @@ def timed_epochs(params: Params, train: str, num_sentences: int, num_epochs: int
     return times
 
 
-def median_epochs(params_of, train: str, num_sentences: int, runs: int) -> List[Tuple[float, float]]:
+def median_epochs(
+    params_of, train: str, num_sentences: int, runs: int
+) -> List[Tuple[float, float]]:
     per_run = [timed_epochs(params_of(), train, num_sentences) for _ in range(runs)]
     return [
         tuple(statistics.median(run[e][kind] for run in per_run) for kind in (0, 1))
@@ -93,12 +101,16 @@ def median_epochs(params_of, train: str, num_sentences: int, runs: int) -> List[
 
 def row(model: str, bilm: str, epochs: List[Tuple[float, float]], baseline_epoch_2: float) -> str:
     (cpu_1, wall_1), (cpu_2, wall_2) = epochs
-    return (f"| {model} | {bilm} | {cpu_1:.1f} ({wall_1:.1f}) | {cpu_2:.1f} ({wall_2:.1f}) | "
-            f"{cpu_2 / baseline_epoch_2:.2f} |")
+    return (
+        f"| {model} | {bilm} | {cpu_1:.1f} ({wall_1:.1f}) | {cpu_2:.1f} ({wall_2:.1f}) | "
+        f"{cpu_2 / baseline_epoch_2:.2f} |"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sentences", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-small", action="store_true", help="skip the small-size biLM")
@@ -112,16 +124,21 @@ def main() -> None:
         if not args.no_small:
             bilms["small 2x1024_128_2048cnn (dim 256, random)"] = write_random_bilm("small", tmp)
         print(header("cpu", str(torch.get_num_threads())))
-        print(f"CoNLL-2003 train, first {args.sentences} sentences; torch threads "
-              f"{torch.get_num_threads()}; median of {args.runs} runs; CPU seconds per training "
-              "epoch (wall-clock seconds in parentheses)")
-        baseline = median_epochs(lambda: config("ner_baseline.jsonnet", None), train, args.sentences,
-                                 args.runs)
+        print(
+            f"CoNLL-2003 train, first {args.sentences} sentences; torch threads "
+            f"{torch.get_num_threads()}; median of {args.runs} runs; CPU seconds per training "
+            "epoch (wall-clock seconds in parentheses)"
+        )
+        baseline = median_epochs(
+            lambda: config("ner_baseline.jsonnet", None), train, args.sentences, args.runs
+        )
         print("| model | biLM | epoch 1 | epoch 2 | epoch 2 / baseline epoch 2 (CPU) |")
         print("|---|---|---|---|---|")
         print(row("baseline", "-", baseline, baseline[1][0]), flush=True)
         for name, bilm in bilms.items():
-            elmo = median_epochs(lambda: config("ner_elmo.jsonnet", bilm), train, args.sentences, args.runs)
+            elmo = median_epochs(
+                lambda: config("ner_elmo.jsonnet", bilm), train, args.sentences, args.runs
+            )
             print(row("+elmo (cache)", name, elmo, baseline[1][0]), flush=True)
 
 

@@ -1,4 +1,5 @@
 """CoNLL-2003 sentences for the sample-efficiency runs: read, sampled with a seed, written."""
+
 import os
 import random
 from typing import List

@@ -1,4 +1,5 @@
 """The markdown pieces every table and report is made of."""
+
 from typing import List, Optional
 
 

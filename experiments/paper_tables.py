@@ -1,7 +1,7 @@
 """
 The ELMo paper's (Peters et al. 2018) results in miniature, every number from `allennlp train`
-runs of the configs in elmo_plugin/training_configs/, each in a fresh process on `--threads` threads,
-`--parallel` at a time, on the fixed splits of ../shared/data (its README, section 8):
+runs of the configs in elmo_plugin/training_configs/, each in a fresh process on `--threads`
+threads, `--parallel` at a time, on the fixed splits of ../shared/data (its README, section 8):
 
   table1             NER, SRL, SNLI, SQuAD: baseline against +ELMo (ELMo at the input for
                      NER and SRL, at the input and output for SNLI and SQuAD, as in the paper)
@@ -35,6 +35,9 @@ set, up to `ner.subsample_max_epochs`, without early stopping. Run from the proj
     python experiments/paper_tables.py table3 --dry-run
     python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png
 
+(`python -m experiments.paper_tables` is the same.) The parts are modules of the `experiments`
+package; where each knob goes in a task's config is experiments/task_knobs.jsonnet's.
+
 Budgets default to a few minutes a run on 2 CPU cores (see `--set` in --help); other data or
 any other setting go through `--overrides TASK=JSON` (AllenNLP overrides; relative paths are
 read from the project root, as the configs' own).
@@ -61,30 +64,69 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("tables", nargs="+", choices=TABLES + ["all"])
-    parser.add_argument("--bilm-options", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json")
-    parser.add_argument("--bilm-weights", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/weights.hdf5")
+    parser.add_argument(
+        "--bilm-options", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json"
+    )
+    parser.add_argument(
+        "--bilm-weights", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/weights.hdf5"
+    )
     parser.add_argument("--output-dir", default="runs/paper_tables")
-    parser.add_argument("--tasks", nargs="+", choices=sorted(TASKS),
-                        help="the tasks of table1, table2, table3 (snli, squad) and figure2; default: "
-                        + "; ".join(f"{table} {' '.join(names)}" for table, names in DEFAULT_TASKS.items()))
-    parser.add_argument("--seed", type=int, help="every run's random, numpy and torch seed (default: "
-                        "AllenNLP's own, 13370, 1337 and 133), and the sample's")
-    parser.add_argument("--extra-seeds", nargs="+", type=int, default=[], metavar="SEED",
-                        help="train every cell of table1, table2, table3 and sample_efficiency "
-                             "again at each of these seeds (random, numpy and torch seed, and the "
-                             "sample's) and show the mean ± standard deviation over all seeds")
-    parser.add_argument("--set", nargs="+", action="extend", default=[], metavar="TASK.KNOB=VALUE",
-                        help=f"budget knobs, defaults: {knob_list()}")
-    parser.add_argument("--overrides", nargs="+", action="extend", default=[], metavar="TASK=JSON",
-                        help='AllenNLP overrides for every run of a task, e.g. '
-                             'ner=\'{"train_data_path": "fixtures/ner/train.txt"}\'')
-    parser.add_argument("--fractions", nargs="+", type=float, default=[0.01, 0.1, 1.0],
-                        help="sample_efficiency's fractions of the training sentences")
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=sorted(TASKS),
+        help="the tasks of table1, table2, table3 (snli, squad) and figure2; default: "
+        + "; ".join(f"{table} {' '.join(names)}" for table, names in DEFAULT_TASKS.items()),
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="every run's random, numpy and torch seed (default: "
+        "AllenNLP's own, 13370, 1337 and 133), and the sample's",
+    )
+    parser.add_argument(
+        "--extra-seeds",
+        nargs="+",
+        type=int,
+        default=[],
+        metavar="SEED",
+        help="train every cell of table1, table2, table3 and sample_efficiency "
+        "again at each of these seeds (random, numpy and torch seed, and the "
+        "sample's) and show the mean ± standard deviation over all seeds",
+    )
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TASK.KNOB=VALUE",
+        help=f"budget knobs, defaults: {knob_list()}",
+    )
+    parser.add_argument(
+        "--overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TASK=JSON",
+        help="AllenNLP overrides for every run of a task, e.g. "
+        'ner=\'{"train_data_path": "fixtures/ner/train.txt"}\'',
+    )
+    parser.add_argument(
+        "--fractions",
+        nargs="+",
+        type=float,
+        default=[0.01, 0.1, 1.0],
+        help="sample_efficiency's fractions of the training sentences",
+    )
     parser.add_argument("--figure", help="figure2's PNG (default <output-dir>/figure2.png)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--parallel", type=int, default=2, help="runs trained at once")
-    parser.add_argument("--force", action="store_true", help="retrain runs finished by an earlier job")
-    parser.add_argument("--dry-run", action="store_true", help="print the commands of the runs to train")
+    parser.add_argument(
+        "--force", action="store_true", help="retrain runs finished by an earlier job"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the commands of the runs to train"
+    )
     args = parser.parse_args(argv)
     args.tables = TABLES if "all" in args.tables else [t for t in TABLES if t in args.tables]
     args.figure = args.figure or os.path.join(args.output_dir, "figure2.png")

@@ -2,14 +2,22 @@
 Turns a table cell (task, variant, regularization, top layer only, training fraction, seed)
 into `allennlp train` runs with the budgets, data, biLM and seeds of a job.
 """
+
 import argparse
-import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
+from elmo_plugin.elmo.bilm_tf_format import read_options
+
 from experiments.allennlp_runs import PROJECT_ROOT, Run
-from experiments.conll import conll_sentences, entity_tags, sample_sentences, sample_size, write_sentences
+from experiments.conll import (
+    conll_sentences,
+    entity_tags,
+    sample_sentences,
+    sample_size,
+    write_sentences,
+)
 from experiments.tasks import TASKS, Task, budgets_with, task_overrides
 
 DEFAULT_LAMBDA = 0.001
@@ -30,8 +38,8 @@ class Bilm:
             if dry_run:  # the commands can be listed before the biLM is exported
                 return cls(options_file, weight_file, 2, 0)
             raise SystemExit(f"{options_file}: no such biLM options file (see --bilm-options)")
-        with open(options_file, encoding="utf-8") as handle:
-            lstm = json.load(handle)["lstm"]
+        lstm = read_options(options_file)["lstm"]  # checked: a clear error on a bad file
+        # Each layer's output joins the two directions' projections.
         return cls(options_file, weight_file, lstm["n_layers"], 2 * lstm["projection_dim"])
 
     def description(self) -> str:
@@ -61,8 +69,15 @@ class Plan:
             self.run(task_name, variant, seed=seed, **settings) for seed in self.extra_seeds
         ]
 
-    def run(self, task_name: str, variant: str, regularization: float = DEFAULT_LAMBDA,
-            top_layer_only: bool = False, fraction: float = 1.0, seed: Optional[int] = None) -> Run:
+    def run(
+        self,
+        task_name: str,
+        variant: str,
+        regularization: float = DEFAULT_LAMBDA,
+        top_layer_only: bool = False,
+        fraction: float = 1.0,
+        seed: Optional[int] = None,
+    ) -> Run:
         """A run at this job's seeds, or with `seed` as its random, numpy and torch seed (and
         the sample's), named with a `_seed<seed>` suffix."""
         task = TASKS[task_name]
@@ -71,22 +86,30 @@ class Plan:
         overrides = task.budget_overrides(self.budgets[task_name])
         overrides.update(self.extra_overrides[task_name])
         if variant != "baseline":
-            overrides.update(task.elmo_overrides(
-                self.bilm.options_file, self.bilm.weight_file, regularization, top_layer_only,
-                self.bilm.num_layers,
-            ))
+            overrides.update(
+                task.elmo_overrides(
+                    self.bilm.options_file,
+                    self.bilm.weight_file,
+                    regularization,
+                    top_layer_only,
+                    self.bilm.num_layers,
+                )
+            )
             name += f"_lambda{regularization:g}" if regularization != DEFAULT_LAMBDA else ""
             name += "_top_layer" if top_layer_only else ""
         if fraction < 1.0:
-            overrides.update(self.subsample_overrides(task, overrides, fraction, seeds["random_seed"]))
+            overrides.update(
+                self.subsample_overrides(task, overrides, fraction, seeds["random_seed"])
+            )
             name += f"_{100 * fraction:g}pct"
         name += "" if seed is None else f"_seed{seed}"
         overrides.update({"evaluate_on_test": True, **seeds})
         serialization_dir = os.path.join(self.output_dir, task_name, name)
         return Run(f"{task_name}/{name}", task.config_file(variant), overrides, serialization_dir)
 
-    def subsample_overrides(self, task: Task, overrides: Dict[str, Any], fraction: float,
-                            seed: int) -> Dict[str, Any]:
+    def subsample_overrides(
+        self, task: Task, overrides: Dict[str, Any], fraction: float, seed: int
+    ) -> Dict[str, Any]:
         """A sample of the training sentences for `fraction` drawn with `seed` (written unless
         this is a dry run), trained for as many updates as the full set, up to
         subsample_max_epochs."""
@@ -97,8 +120,10 @@ class Plan:
             write_sentences(sample_sentences(sentences, fraction, seed), sample)
         budget = self.budgets[task.name]
         epochs = min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction))
-        scheme = (overrides.get("dataset_reader.tag_scheme")
-                  or task.config_value("baseline", "dataset_reader")["tag_scheme"])
+        scheme = (
+            overrides.get("dataset_reader.tag_scheme")
+            or task.config_value("baseline", "dataset_reader")["tag_scheme"]
+        )
         return {
             "train_data_path": sample,
             "trainer.num_epochs": epochs,
@@ -109,7 +134,9 @@ class Plan:
         }
 
     def training_sentences(self, task: Task, overrides: Dict[str, Any]) -> List[str]:
-        source = overrides.get("train_data_path") or task.config_value("baseline", "train_data_path")
+        source = overrides.get("train_data_path") or task.config_value(
+            "baseline", "train_data_path"
+        )
         return conll_sentences(os.path.join(PROJECT_ROOT, source))
 
     def training_sentence_count(self, task_name: str, fraction: float) -> int:

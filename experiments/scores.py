@@ -2,6 +2,7 @@
 What a table shows of a run's result: its test and dev scores in percent, the increase over a
 baseline, and one result for a cell trained at several seeds (their mean and spread).
 """
+
 import statistics
 from typing import Any, List, Optional
 
@@ -24,8 +25,11 @@ def seed_mean(results: List[Result]) -> Result:
     failed = [result for result in results if not result.ok]
     if failed:
         return Result(first.run, error=failed[0].error, seeds=len(results))
-    keys = [key for key in first.metrics
-            if all(is_number(result.metrics.get(key)) for result in results)]
+    keys = [
+        key
+        for key in first.metrics
+        if all(is_number(result.metrics.get(key)) for result in results)
+    ]
     values = {key: [result.metrics[key] for result in results] for key in keys}
     return Result(
         first.run,

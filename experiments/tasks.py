@@ -3,6 +3,7 @@ The tasks of the paper's tables: their configs by variant, budget knobs with the
 and the metrics their tables show. Where a knob or an ELMo setting goes in a task's config is
 task_knobs.jsonnet's knowledge: this module passes it the knobs and gets the overrides.
 """
+
 import json
 import os
 from dataclasses import dataclass
@@ -45,14 +46,25 @@ class Task:
     def budget_overrides(self, budget: Dict[str, Any]) -> Dict[str, Any]:
         return self._knobs(budget=budget)
 
-    def elmo_overrides(self, options_file: str, weight_file: str, regularization: float,
-                       top_layer_only: bool, num_layers: int) -> Dict[str, Any]:
+    def elmo_overrides(
+        self,
+        options_file: str,
+        weight_file: str,
+        regularization: float,
+        top_layer_only: bool,
+        num_layers: int,
+    ) -> Dict[str, Any]:
         """The biLM files, the regularizer's lambda and, with `top_layer_only`, fixed layer
         weights on the top one of the biLM's `num_layers` LSTM layers."""
-        return self._knobs(elmo=dict(
-            options_file=options_file, weight_file=weight_file, regularization=regularization,
-            top_layer_only=top_layer_only, num_layers=num_layers,
-        ))
+        return self._knobs(
+            elmo=dict(
+                options_file=options_file,
+                weight_file=weight_file,
+                regularization=regularization,
+                top_layer_only=top_layer_only,
+                num_layers=num_layers,
+            )
+        )
 
     def _knobs(self, **knobs: Any) -> Dict[str, Any]:
         codes = {key: json.dumps(value) for key, value in dict(task=self.name, **knobs).items()}
@@ -68,8 +80,15 @@ TASKS = {
             configs={"baseline": "ner/ner_baseline", "elmo": "ner/ner_elmo"},
             # subsample_max_epochs: sample_efficiency trains a fraction f of the sentences
             # for epochs / f epochs (as many updates as the full set) up to this many.
-            budget=dict(epochs=3, hidden_size=200, num_layers=2, word_dim=100, char_filters=64,
-                        batch_size=32, subsample_max_epochs=30),
+            budget=dict(
+                epochs=3,
+                hidden_size=200,
+                num_layers=2,
+                word_dim=100,
+                char_filters=64,
+                batch_size=32,
+                subsample_max_epochs=30,
+            ),
             test_metrics=("test_f1-measure-overall",),
             metric_name="span F1",
             dev_metric="best_validation_f1-measure-overall",
@@ -80,10 +99,21 @@ TASKS = {
             name="srl",
             title="SRL (UP English-EWT)",
             configs={"baseline": "srl/srl_baseline", "elmo": "srl/srl_elmo"},
-            budget=dict(epochs=5, hidden_size=200, num_layers=2, word_dim=100, char_filters=64,
-                        predicate_dim=100, batch_size=32, label_mode="span"),
-            test_metrics=("test_precision-overall", "test_recall-overall",
-                          "test_f1-measure-overall"),
+            budget=dict(
+                epochs=5,
+                hidden_size=200,
+                num_layers=2,
+                word_dim=100,
+                char_filters=64,
+                predicate_dim=100,
+                batch_size=32,
+                label_mode="span",
+            ),
+            test_metrics=(
+                "test_precision-overall",
+                "test_recall-overall",
+                "test_f1-measure-overall",
+            ),
             metric_name="span P / R / F1 excl. V",
             dev_metric="best_validation_f1-measure-overall",
             input_elmo="elmo",
@@ -92,10 +122,13 @@ TASKS = {
         Task(
             name="snli",
             title="SNLI",
-            configs={variant: f"snli/snli_{variant}" for variant in
-                     ["baseline", "elmo_input", "elmo_input_output", "elmo_output"]},
-            budget=dict(epochs=4, hidden_size=100, word_dim=100, char_filters=64, batch_size=32,
-                        lr=0.001),
+            configs={
+                variant: f"snli/snli_{variant}"
+                for variant in ["baseline", "elmo_input", "elmo_input_output", "elmo_output"]
+            },
+            budget=dict(
+                epochs=4, hidden_size=100, word_dim=100, char_filters=64, batch_size=32, lr=0.001
+            ),
             test_metrics=("test_accuracy",),
             metric_name="accuracy",
             dev_metric="best_validation_accuracy",
@@ -105,11 +138,20 @@ TASKS = {
         Task(
             name="squad",
             title="SQuAD v1.1",
-            configs={"baseline": "squad/squad_baseline", "elmo_input": "squad/squad_elmo",
-                     "elmo_input_output": "squad/squad_elmo_input_output",
-                     "elmo_output": "squad/squad_elmo_output"},
-            budget=dict(epochs=1, hidden_size=30, word_dim=50, char_filters=50, batch_size=32,
-                        passage_length_limit=200),
+            configs={
+                "baseline": "squad/squad_baseline",
+                "elmo_input": "squad/squad_elmo",
+                "elmo_input_output": "squad/squad_elmo_input_output",
+                "elmo_output": "squad/squad_elmo_output",
+            },
+            budget=dict(
+                epochs=1,
+                hidden_size=30,
+                word_dim=50,
+                char_filters=50,
+                batch_size=32,
+                passage_length_limit=200,
+            ),
             test_metrics=("test_em", "test_f1"),
             metric_name="EM / F1",
             dev_metric=None,  # trained without validation
@@ -149,7 +191,9 @@ def task_overrides(items: Sequence[str]) -> Dict[str, Dict[str, Any]]:
     for item in items:
         task_name, _, text = item.partition("=")
         if task_name not in TASKS:
-            raise SystemExit(f"--overrides {item}: expected TASK=JSON with TASK one of {sorted(TASKS)}")
+            raise SystemExit(
+                f"--overrides {item}: expected TASK=JSON with TASK one of {sorted(TASKS)}"
+            )
         overrides[task_name].update(json.loads(text))
     return overrides
 
