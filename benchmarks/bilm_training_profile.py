@@ -7,14 +7,13 @@ whole steps.
     python benchmarks/bilm_training_profile.py --model bilm --batches 4
     python benchmarks/bilm_training_profile.py --model peer --batches 4
 """
+
 import argparse
-import os
-import sys
 import time
 from typing import Callable, Dict, List
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bilm_training_speed import BATCH_SIZE, TRAIN, batches_of, build, read_sentences, vocabulary  # noqa: E402
+from bilm_training_speed import BATCH_SIZE, TRAIN, batches_of, build, corpus_sentences, vocabulary
+from common import header
 
 
 def timed(step: Callable[[], None], repeats: int = 1) -> float:
@@ -40,7 +39,9 @@ def components_of_ours(model, batch) -> Dict[str, Callable[[], None]]:
     targets = torch.randint(0, model.softmax.num_words, (predictions.size(0),))
 
     return {
-        "char_cnn": lambda: bilm.character_encoder(character_ids)["token_embedding"].sum().backward(),
+        "char_cnn": lambda: bilm.character_encoder(character_ids)["token_embedding"]
+        .sum()
+        .backward(),
         "lstm": lambda: sum(o.sum() for o in bilm.lstm(embedding, mask)[0]).backward(),
         "softmax": lambda: model.softmax(predictions, targets).sum().backward(),
     }
@@ -75,9 +76,10 @@ def main() -> None:
     from torch.profiler import ProfilerActivity, profile
 
     torch.set_num_threads(args.threads)
+    print(header("cpu", str(args.threads)), flush=True)
     model, tensors = build(args.model, vocabulary())
     model.train()
-    sentences = read_sentences(TRAIN, BATCH_SIZE * args.batches)
+    sentences = corpus_sentences(TRAIN, BATCH_SIZE * args.batches)
     batches: List[Dict] = [tensors(b) for b in batches_of(sentences)]
     words = len(sentences) and sum(map(len, sentences))
     components = components_of_ours if args.model == "bilm" else components_of_peer

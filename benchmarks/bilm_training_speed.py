@@ -32,24 +32,31 @@ Words are counted without the sentence markers. One thread per process (`--threa
 machine these numbers come from is shared, and several OpenMP threads spinning while
 descheduled make every step many times slower.
 """
+
 import argparse
 import json
-import lzma
 import math
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
+from common import (
+    answer,
+    child_result,
+    header,
+    peak_rss_mb,
+    read_sentences,
+    run_child,
+    shared_data,
+    start_child,
+)
 from elmo_plugin.elmo.published_sizes import ELMO_FILTERS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "..", "shared", "data", "lm_wikipedia_en_2015", "tokenized")
-TRAIN = os.path.join(DATA, "train", "shard-00.txt.xz")
-VALID = os.path.join(DATA, "valid.txt.xz")
+CORPUS = ("lm_wikipedia_en_2015", "tokenized")
+TRAIN = CORPUS + ("train", "shard-00.txt.xz")
+VALID = CORPUS + ("valid.txt.xz",)
 VOCAB_DIR = os.path.join("/tmp", "bilm_benchmark_vocabulary")
 
 # The published CNN without its widest filters (1024 filters; bilm_wikipedia_cpu.jsonnet's).
@@ -61,7 +68,12 @@ MAX_LENGTH = 100
 OURS = {
     "type": "bilm",
     "bilm": {
-        "char_cnn": {"embedding": {"dim": 16}, "filters": FILTERS, "n_highway": 1, "activation": "relu"},
+        "char_cnn": {
+            "embedding": {"dim": 16},
+            "filters": FILTERS,
+            "n_highway": 1,
+            "activation": "relu",
+        },
         "lstm": {
             "dim": 512,
             "projection_dim": 128,
@@ -107,20 +119,9 @@ PEER = {
 }
 
 
-def read_sentences(path: str, count: int, skip: int = 0) -> List[List[str]]:
-    sentences = []
-    with lzma.open(path, "rt", encoding="utf-8") as corpus:
-        for line in corpus:
-            words = line.split()
-            if not words or len(words) > MAX_LENGTH:
-                continue
-            if skip:
-                skip -= 1
-                continue
-            sentences.append(words)
-            if len(sentences) == count:
-                break
-    return sentences
+def corpus_sentences(split: Tuple[str, ...], count: int) -> List[List[str]]:
+    """The first `count` sentences of TRAIN or VALID of at most MAX_LENGTH words."""
+    return read_sentences(shared_data(*split), count, max_length=MAX_LENGTH)
 
 
 def batches_of(sentences: List[List[str]]) -> List[List[List[str]]]:
@@ -139,7 +140,9 @@ def vocabulary():
     from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 
     if not os.path.isdir(VOCAB_DIR):
-        CorpusVocabulary.from_corpus(corpus=TRAIN, max_vocab_size=50_000).save_to_files(VOCAB_DIR)
+        CorpusVocabulary.from_corpus(
+            corpus=shared_data(*TRAIN), max_vocab_size=50_000
+        ).save_to_files(VOCAB_DIR)
     return Vocabulary.from_files(VOCAB_DIR)
 
 
@@ -165,7 +168,10 @@ def build(which: str, vocab, compute_dtype: str = "float32"):
     config = dict(OURS, compute_dtype=compute_dtype) if which == "bilm" else PEER
     model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config))))
     reader = BilmCorpusReader()
-    peer_indexers = {"tokens": SingleIdTokenIndexer(), "token_characters": ELMoTokenCharactersIndexer()}
+    peer_indexers = {
+        "tokens": SingleIdTokenIndexer(),
+        "token_characters": ELMoTokenCharactersIndexer(),
+    }
 
     def tensors(sentences: List[List[str]]) -> Dict:
         if which == "bilm":
@@ -175,7 +181,9 @@ def build(which: str, vocab, compute_dtype: str = "float32"):
         else:
             # What the peer's `simple_language_modeling` reader makes, with <S> and </S>.
             instances = [
-                Instance({"source": TextField([Token(w) for w in ["<S>"] + s + ["</S>"]], peer_indexers)})
+                Instance(
+                    {"source": TextField([Token(w) for w in ["<S>"] + s + ["</S>"]], peer_indexers)}
+                )
                 for s in sentences
             ]
         batch = Batch(instances)
@@ -191,7 +199,7 @@ def measure_speed(which: str, num_batches: int, threads: int, compute_dtype: str
     torch.set_num_threads(threads)
     vocab = vocabulary()
     model, tensors = build(which, vocab, compute_dtype)
-    sentences = read_sentences(TRAIN, BATCH_SIZE * (num_batches + 1))
+    sentences = corpus_sentences(TRAIN, BATCH_SIZE * (num_batches + 1))
     batches = [(tensors(b), sum(map(len, b))) for b in batches_of(sentences)]
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     model.train()
@@ -212,7 +220,7 @@ def measure_speed(which: str, num_batches: int, threads: int, compute_dtype: str
         "words": words,
         "seconds": seconds,
         "words_per_second": words / seconds,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
         "parameters": sum(p.numel() for p in model.parameters()),
     }
 
@@ -239,8 +247,8 @@ def train_for(which: str, seconds: float, threads: int, held_out: int) -> Dict:
     vocab = vocabulary()
     model, tensors = build(which, vocab)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    valid = read_sentences(VALID, held_out)
-    sentences = read_sentences(TRAIN, 10**9)
+    valid = corpus_sentences(VALID, held_out)
+    sentences = corpus_sentences(TRAIN, 10**9)
     words, steps, start = 0, 0, time.perf_counter()
     model.train()
     for chunk_start in range(0, len(sentences), 100 * BATCH_SIZE):
@@ -259,16 +267,9 @@ def train_for(which: str, seconds: float, threads: int, held_out: int) -> Dict:
                     "steps": steps,
                     "words": words,
                     "held_out_perplexity": held_out_perplexity(model, tensors, valid),
-                    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                    "peak_rss_mb": peak_rss_mb(),
                 }
     raise RuntimeError("ran out of training data")
-
-
-def run_child(*arguments: str) -> Dict:
-    output = subprocess.run(
-        [sys.executable, __file__, *arguments], check=True, capture_output=True, text=True, cwd=ROOT
-    ).stdout
-    return json.loads(output.strip().splitlines()[-1])
 
 
 def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str) -> None:
@@ -276,10 +277,15 @@ def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str)
     results: Dict[str, List[Dict]] = {"peer": [], "bilm": []}
     for run in range(runs):
         for which in ("peer", "bilm"):
-            result = run_child("child-speed", which, str(num_batches), str(threads), compute_dtype)
+            result = run_child(
+                __file__, "child-speed", which, str(num_batches), str(threads), compute_dtype
+            )
             results[which].append(result)
-            print(f"run {run + 1} {which}: {result['words_per_second']:.0f} words/s, "
-                  f"peak {result['peak_rss_mb']:.0f} MB", flush=True)
+            print(
+                f"run {run + 1} {which}: {result['words_per_second']:.0f} words/s, "
+                f"peak {result['peak_rss_mb']:.0f} MB",
+                flush=True,
+            )
     summary = {}
     for which, found in results.items():
         summary[which] = {
@@ -287,54 +293,52 @@ def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str)
             "median_peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in found),
             "parameters": found[0]["parameters"],
         }
-    summary["speedup"] = summary["bilm"]["median_words_per_second"] / summary["peer"]["median_words_per_second"]
+    summary["speedup"] = (
+        summary["bilm"]["median_words_per_second"] / summary["peer"]["median_words_per_second"]
+    )
     print(json.dumps(summary, indent=2))
 
 
 def race(seconds: float, threads: int, held_out: int) -> None:
     vocabulary()
     children = {
-        which: subprocess.Popen(
-            [sys.executable, __file__, "child-race", which, str(seconds), str(threads), str(held_out)],
-            stdout=subprocess.PIPE, text=True, cwd=ROOT,
-        )
+        which: start_child(__file__, "child-race", which, str(seconds), str(threads), str(held_out))
         for which in ("peer", "bilm")
     }
-    results = {which: json.loads(child.communicate()[0].strip().splitlines()[-1]) for which, child in children.items()}
+    results = {which: child_result(child) for which, child in children.items()}
     print(json.dumps(results, indent=2))
 
 
 def main() -> None:
     if sys.argv[1:2] == ["child-speed"]:
-        print(json.dumps(measure_speed(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+        answer(measure_speed(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]))
         return
     if sys.argv[1:2] == ["child-race"]:
-        print(json.dumps(train_for(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))))
+        answer(train_for(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])))
         return
-    sys.path.insert(0, ROOT)
     from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     speed = commands.add_parser("speed")
     speed.add_argument("--runs", type=int, default=5)
     speed.add_argument("--batches", type=int, default=8)
     speed.add_argument("--threads", type=int, default=1)
-    speed.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
-                       help="ours computes in this dtype; the peer stays float32")
+    speed.add_argument(
+        "--compute-dtype",
+        choices=sorted(COMPUTE_DTYPES),
+        default="float32",
+        help="ours computes in this dtype; the peer stays float32",
+    )
     race_parser = commands.add_parser("race")
     race_parser.add_argument("--seconds", type=float, default=900)
     race_parser.add_argument("--threads", type=int, default=1)
     race_parser.add_argument("--held-out", type=int, default=500)
     args = parser.parse_args()
-    if not os.path.exists(TRAIN):
-        sys.exit(f"{TRAIN} not found: this benchmark reads ../shared/data")
-    import platform
-
-    import torch
-
-    print(f"Python {platform.python_version()}, torch {torch.__version__}, CPU, "
-          f"{args.threads} thread(s) per process", flush=True)
+    shared_data(*TRAIN)
+    print(header("cpu", f"{args.threads} per process"), flush=True)
     if args.command == "speed":
         compare_speed(args.runs, args.batches, args.threads, args.compute_dtype)
     else:

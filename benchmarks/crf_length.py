@@ -3,12 +3,14 @@
 
     OMP_NUM_THREADS=1 python benchmarks/crf_length.py
 """
+
 import statistics
 import time
 
 import torch
 from allennlp.modules import ConditionalRandomField
 
+from common import header
 from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
 
 NUM_TAGS = 17  # CoNLL-2003 in BIOUL
@@ -26,5 +28,11 @@ def seconds(crf: torch.nn.Module, length: int, repeats: int = 3) -> float:
 
 
 if __name__ == "__main__":
-    for name, crf in (("allennlp", ConditionalRandomField(NUM_TAGS)), ("linear_time", LinearTimeCrf(NUM_TAGS))):
-        print(name, " ".join(f"{n}: {seconds(crf, n):.3f}s" for n in (1000, 2000, 4000)), flush=True)
+    print(header("cpu", str(torch.get_num_threads())))
+    for name, crf in (
+        ("allennlp", ConditionalRandomField(NUM_TAGS)),
+        ("linear_time", LinearTimeCrf(NUM_TAGS)),
+    ):
+        print(
+            name, " ".join(f"{n}: {seconds(crf, n):.3f}s" for n in (1000, 2000, 4000)), flush=True
+        )

@@ -25,46 +25,26 @@ first timed batch, relative to that layer's largest float32 activation (the meas
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --mkl-dispatch avx2
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --compute-dtype bfloat16
 """
+
 import argparse
 import json
-import lzma
 import os
-import resource
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import Dict
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-CORPUS = os.path.join(DATA, "lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+from common import (
+    answer,
+    header,
+    peak_rss_mb,
+    read_sentences,
+    run_child,
+    shared_data,
+    write_random_bilm,
+)
 
-
-def write_random_model(size: str, directory: str) -> None:
-    import torch
-
-    from elmo_plugin.elmo import ElmoBiLm, save_bilm
-    from elmo_plugin.elmo.published_sizes import published_options
-
-    torch.manual_seed(0)
-    bilm = ElmoBiLm.from_options(published_options(size))
-    with torch.no_grad():
-        for parameter in bilm.parameters():
-            parameter.mul_(0.5)  # keep random activations away from the clipping bounds
-    save_bilm(bilm, directory)
-
-
-def read_sentences(count: int) -> List[List[str]]:
-    sentences = []
-    with lzma.open(CORPUS, "rt", encoding="utf-8") as corpus:
-        for line in corpus:
-            tokens = line.split()
-            if tokens:
-                sentences.append(tokens)
-            if len(sentences) == count:
-                break
-    return sentences
+CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 
 
 def batches(sentences, batch_size):
@@ -72,8 +52,15 @@ def batches(sentences, batch_size):
         yield sentences[start : start + batch_size]
 
 
-def worker(implementation: str, model_dir: str, sentences_file: str, batch_size: int, out: str,
-           device: str = "cpu", compute_dtype: str = "float32"):
+def worker(
+    implementation: str,
+    model_dir: str,
+    sentences_file: str,
+    batch_size: int,
+    first_batch_file: str,
+    device: str = "cpu",
+    compute_dtype: str = "float32",
+):
     import torch
     from allennlp.modules.elmo import batch_to_ids
 
@@ -120,13 +107,16 @@ def worker(implementation: str, model_dir: str, sentences_file: str, batch_size:
     if device.startswith("cuda"):
         peak_mb = torch.cuda.max_memory_allocated() / 2**20
     else:
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    with open(out, "w") as handle:
-        json.dump(
-            {"tokens_per_s": tokens / elapsed, "seconds": elapsed, "peak_mb": peak_mb,
-             "checksum": checksum}, handle
-        )
-    torch.save(first_batch, out + ".first_batch.pt")
+        peak_mb = peak_rss_mb()
+    torch.save(first_batch, first_batch_file)
+    answer(
+        {
+            "tokens_per_s": tokens / elapsed,
+            "seconds": elapsed,
+            "peak_mb": peak_mb,
+            "checksum": checksum,
+        }
+    )
 
 
 def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
@@ -142,19 +132,37 @@ def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
     return environment
 
 
-def measure(implementation, model_dir, sentences_file, batch_size, environment, device="cpu",
-            compute_dtype="float32") -> Dict:
+def measure(
+    implementation,
+    model_dir,
+    sentences_file,
+    batch_size,
+    environment,
+    device="cpu",
+    compute_dtype="float32",
+) -> Dict:
     """One worker's result; `first_batch` is the path of its first batch's activations."""
-    handle, out = tempfile.mkstemp(prefix=f"{implementation}-", suffix=".json", dir=model_dir)
+    handle, first_batch = tempfile.mkstemp(prefix=f"{implementation}-", suffix=".pt", dir=model_dir)
     os.close(handle)
-    subprocess.run(
-        [sys.executable, __file__, "--worker", implementation, "--model-dir", model_dir,
-         "--sentences-file", sentences_file, "--batch-size", str(batch_size),
-         "--out", out, "--device", device, "--compute-dtype", compute_dtype],
-        check=True, env=environment,
+    result = run_child(
+        __file__,
+        "--worker",
+        implementation,
+        "--model-dir",
+        model_dir,
+        "--sentences-file",
+        sentences_file,
+        "--batch-size",
+        str(batch_size),
+        "--first-batch",
+        first_batch,
+        "--device",
+        device,
+        "--compute-dtype",
+        compute_dtype,
+        environment=environment,
     )
-    with open(out) as handle:
-        return dict(json.load(handle), first_batch=out + ".first_batch.pt")
+    return dict(result, first_batch=first_batch)
 
 
 def max_layer_difference(reference: str, other: str) -> float:
@@ -169,7 +177,9 @@ def max_layer_difference(reference: str, other: str) -> float:
 
 def max_relative_difference(a, b) -> float:
     return max(
-        abs(x - y) / max(abs(x), 1e-6) for batch_a, batch_b in zip(a, b) for x, y in zip(batch_a, batch_b)
+        abs(x - y) / max(abs(x), 1e-6)
+        for batch_a, batch_b in zip(a, b)
+        for x, y in zip(batch_a, batch_b)
     )
 
 
@@ -178,46 +188,68 @@ def main():
     from elmo_plugin.elmo.published_sizes import PUBLISHED_SIZES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=PUBLISHED_SIZES)
+    parser.add_argument(
+        "--sizes", nargs="+", default=["small", "original"], choices=PUBLISHED_SIZES
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--sentences", type=int, default=None,
-                        help="sentences per run (default: 256 small, 128 original)")
-    parser.add_argument("--mkl-dispatch", choices=["default", "avx2"], default="default",
-                        help="MKL kernels for both: MKL's own choice, or AVX2 on AMD processors")
-    parser.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU (peak memory is then the GPU's)")
-    parser.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32",
-                        help="ours computes in this dtype; AllenNLP's stays float32")
+    parser.add_argument(
+        "--sentences",
+        type=int,
+        default=None,
+        help="sentences per run (default: 256 small, 128 original)",
+    )
+    parser.add_argument(
+        "--mkl-dispatch",
+        choices=["default", "avx2"],
+        default="default",
+        help="MKL kernels for both: MKL's own choice, or AVX2 on AMD processors",
+    )
+    parser.add_argument(
+        "--device", default="cpu", help="cpu, or cuda for a GPU (peak memory is then the GPU's)"
+    )
+    parser.add_argument(
+        "--compute-dtype",
+        choices=sorted(COMPUTE_DTYPES),
+        default="float32",
+        help="ours computes in this dtype; AllenNLP's stays float32",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     parser.add_argument("--sentences-file", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--first-batch", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.model_dir, args.sentences_file, args.batch_size, args.out, args.device,
-               args.compute_dtype)
+        worker(
+            args.worker,
+            args.model_dir,
+            args.sentences_file,
+            args.batch_size,
+            args.first_batch,
+            args.device,
+            args.compute_dtype,
+        )
         return
-    if not os.path.exists(CORPUS):
-        sys.exit(f"needs {CORPUS} (../shared/data beside the project root)")
+    corpus = shared_data(*CORPUS)
     environment = worker_environment(args.mkl_dispatch)
-    import platform
-
-    import torch
-
-    print(f"Python {platform.python_version()}, torch {torch.__version__}, device {args.device}; "
-          f"threads: {os.environ.get('BENCH_THREADS', '2')}, batch size {args.batch_size}, "
-          f"{args.runs} runs each, medians; corpus {os.path.relpath(CORPUS)}; MKL_DEBUG_CPU_TYPE="
-          f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both; ours in {args.compute_dtype}, "
-          "AllenNLP's in float32")
-    print("| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
-          "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums | max rel. diff of layers |")
+    threads = os.environ.get("BENCH_THREADS", "2")
+    print(
+        f"{header(args.device, threads)}, batch size {args.batch_size}, "
+        f"{args.runs} runs each, medians; corpus {os.path.relpath(corpus)}; MKL_DEBUG_CPU_TYPE="
+        f"{environment.get('MKL_DEBUG_CPU_TYPE', 'unset')} for both; ours in {args.compute_dtype}, "
+        "AllenNLP's in float32"
+    )
+    print(
+        "| size | sentences | tokens | AllenNLP tokens/s | ours tokens/s | speed-up | "
+        "AllenNLP peak MB | ours peak MB | max rel. diff of layer sums | max rel. diff of layers |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         count = args.sentences or (256 if size == "small" else 128)
-        sentences = read_sentences(count + args.batch_size)
+        sentences = read_sentences(corpus, count + args.batch_size)
         warm_up, sentences = sentences[count:], sentences[:count]
         with tempfile.TemporaryDirectory() as model_dir:
-            write_random_model(size, model_dir)
+            write_random_bilm(size, model_dir)
             sentences_file = os.path.join(model_dir, "sentences.json")
             with open(sentences_file, "w") as handle:
                 json.dump({"warm_up": warm_up, "timed": sentences}, handle)
@@ -225,8 +257,15 @@ def main():
             for _ in range(args.runs):
                 for implementation in ("allennlp", "ours"):
                     results[implementation].append(
-                        measure(implementation, model_dir, sentences_file, args.batch_size, environment,
-                                args.device, args.compute_dtype)
+                        measure(
+                            implementation,
+                            model_dir,
+                            sentences_file,
+                            args.batch_size,
+                            environment,
+                            args.device,
+                            args.compute_dtype,
+                        )
                     )
             layers = max_layer_difference(
                 results["allennlp"][0]["first_batch"], results["ours"][0]["first_batch"]
@@ -237,9 +276,12 @@ def main():
             results["allennlp"][0]["checksum"], results["ours"][0]["checksum"]
         )
         tokens = sum(len(s) for s in sentences)
-        print(f"| {size} | {count} | {tokens} | {speed['allennlp']:.0f} | {speed['ours']:.0f} | "
-              f"{speed['ours'] / speed['allennlp']:.2f}x | {peak['allennlp']:.0f} | "
-              f"{peak['ours']:.0f} | {difference:.1e} | {layers:.1e} |", flush=True)
+        print(
+            f"| {size} | {count} | {tokens} | {speed['allennlp']:.0f} | {speed['ours']:.0f} | "
+            f"{speed['ours'] / speed['allennlp']:.2f}x | {peak['allennlp']:.0f} | "
+            f"{peak['ours']:.0f} | {difference:.1e} | {layers:.1e} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

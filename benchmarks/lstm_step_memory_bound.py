@@ -9,12 +9,14 @@ reading the weights, not for arithmetic; the last column is the bandwidth that i
 
     python benchmarks/lstm_step_memory_bound.py [--threads 2] [--repeats 30]
 """
+
 import argparse
 import statistics
 import time
 
 import elmo_plugin.elmo  # noqa: F401  (the plugin's MKL setting, as in the embedding benchmark)
 import torch
+from common import header
 from elmo_plugin.elmo.published_sizes import published_options
 
 ORIGINAL_LSTM = published_options("original")["lstm"]
@@ -42,18 +44,24 @@ def main() -> None:
     projection = torch.randn(2, CELLS, PROJECTION)
     bias = torch.randn(2, 1, 4 * CELLS)
     weight_bytes = 4 * (recurrent.numel() + projection.numel())
-    print(f"threads {args.threads}; weights read per step: {weight_bytes / 2**20:.0f} MB")
+    print(
+        f"{header('cpu', str(args.threads))}; weights read per step: {weight_bytes / 2**20:.0f} MB"
+    )
     print("| running rows | recurrent ms | projection ms | step ms | weight bytes / step time |")
     print("|---|---|---|---|---|")
     for rows in (1, 8, 17, 32, 64):
         hidden = torch.randn(2, rows, PROJECTION)
         cells = torch.randn(2, rows, CELLS)
         with torch.no_grad():
-            recurrent_s = median_seconds(lambda: torch.baddbmm(bias, hidden, recurrent), args.repeats)
+            recurrent_s = median_seconds(
+                lambda: torch.baddbmm(bias, hidden, recurrent), args.repeats
+            )
             projection_s = median_seconds(lambda: torch.bmm(cells, projection), args.repeats)
         step = recurrent_s + projection_s
-        print(f"| {rows} | {recurrent_s * 1e3:.2f} | {projection_s * 1e3:.2f} | {step * 1e3:.2f} | "
-              f"{weight_bytes / step / 1e9:.1f} GB/s |")
+        print(
+            f"| {rows} | {recurrent_s * 1e3:.2f} | {projection_s * 1e3:.2f} | {step * 1e3:.2f} | "
+            f"{weight_bytes / step / 1e9:.1f} GB/s |"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """
 Training-epoch time of the CoNLL-2003 NER tagger without and with ELMo, on a slice of the
-real training set (../shared/data/conll2003/train.txt), run from the repository root:
+real training set (../shared/data/conll2003/train.txt):
 
     python benchmarks/ner_epoch_speed.py --sentences 2000 --runs 3
 
@@ -19,11 +19,11 @@ The biLMs: the test fixture (`fixtures/elmo`, output dim 32), and, unless `--no-
 randomly initialised biLM of the published "small" size (2x1024_128_2048cnn_1xhighway,
 output dim 256) written to a temporary directory (speed does not depend on the weights).
 """
+
 import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from typing import Dict, List, Optional, Tuple
@@ -35,17 +35,13 @@ from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.samplers import BucketBatchSampler
 from allennlp.models import Model
 
-from elmo_plugin.elmo import ElmoBiLm, save_bilm
-from elmo_plugin.elmo.published_sizes import published_options
 import elmo_plugin.tasks.ner  # noqa: F401
+from common import ROOT, header, shared_data, write_random_bilm
 
-TRAIN = "../shared/data/conll2003/train.txt"
-CONFIGS = "elmo_plugin/training_configs/ner"
-
-
-def write_small_bilm(directory: str) -> Tuple[str, str]:
-    save_bilm(ElmoBiLm.from_options(published_options("small")), directory)
-    return os.path.join(directory, "options.json"), os.path.join(directory, "weights.hdf5")
+CONFIGS = os.path.join(ROOT, "elmo_plugin", "training_configs", "ner")
+FIXTURE_BILM = tuple(
+    os.path.join(ROOT, "fixtures", "elmo", name) for name in ("options.json", "lm_weights.hdf5")
+)
 
 
 def config(name: str, bilm: Optional[Tuple[str, str]]) -> Params:
@@ -56,15 +52,19 @@ def config(name: str, bilm: Optional[Tuple[str, str]]) -> Params:
             "model.text_field_embedder.token_embedders.elmo.options_file": options,
             "model.text_field_embedder.token_embedders.elmo.weight_file": weights,
         }
-    return Params.from_file(f"{CONFIGS}/{name}", json.dumps(overrides))
+    return Params.from_file(os.path.join(CONFIGS, name), json.dumps(overrides))
 
 
-def timed_epochs(params: Params, num_sentences: int, num_epochs: int = 2) -> List[Tuple[float, float]]:
+def timed_epochs(
+    params: Params, train: str, num_sentences: int, num_epochs: int = 2
+) -> List[Tuple[float, float]]:
     """(CPU seconds, wall-clock seconds) of each training epoch."""
     params["dataset_reader"]["max_instances"] = num_sentences
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     batch_size = params["data_loader"]["batch_sampler"]["batch_size"]
-    loader = MultiProcessDataLoader(reader, TRAIN, batch_sampler=BucketBatchSampler(batch_size=batch_size))
+    loader = MultiProcessDataLoader(
+        reader, train, batch_sampler=BucketBatchSampler(batch_size=batch_size)
+    )
     vocabulary = Vocabulary.from_params(params.pop("vocabulary"), instances=loader.iter_instances())
     loader.index_with(vocabulary)
     model = Model.from_params(vocab=vocabulary, params=params.pop("model"))
@@ -89,8 +89,10 @@ def timed_epochs(params: Params, num_sentences: int, num_epochs: int = 2) -> Lis
     return times
 
 
-def median_epochs(params_of, num_sentences: int, runs: int) -> List[Tuple[float, float]]:
-    per_run = [timed_epochs(params_of(), num_sentences) for _ in range(runs)]
+def median_epochs(
+    params_of, train: str, num_sentences: int, runs: int
+) -> List[Tuple[float, float]]:
+    per_run = [timed_epochs(params_of(), train, num_sentences) for _ in range(runs)]
     return [
         tuple(statistics.median(run[e][kind] for run in per_run) for kind in (0, 1))
         for e in range(len(per_run[0]))
@@ -99,34 +101,44 @@ def median_epochs(params_of, num_sentences: int, runs: int) -> List[Tuple[float,
 
 def row(model: str, bilm: str, epochs: List[Tuple[float, float]], baseline_epoch_2: float) -> str:
     (cpu_1, wall_1), (cpu_2, wall_2) = epochs
-    return (f"| {model} | {bilm} | {cpu_1:.1f} ({wall_1:.1f}) | {cpu_2:.1f} ({wall_2:.1f}) | "
-            f"{cpu_2 / baseline_epoch_2:.2f} |")
+    return (
+        f"| {model} | {bilm} | {cpu_1:.1f} ({wall_1:.1f}) | {cpu_2:.1f} ({wall_2:.1f}) | "
+        f"{cpu_2 / baseline_epoch_2:.2f} |"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sentences", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-small", action="store_true", help="skip the small-size biLM")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    if not os.path.exists(TRAIN):
-        sys.exit(f"{TRAIN} not found: run from the repository root with ../shared/data present")
+    train = shared_data("conll2003", "train.txt")
     torch.manual_seed(0)
-    bilms = {"fixture (dim 32)": ("fixtures/elmo/options.json", "fixtures/elmo/lm_weights.hdf5")}
+    bilms = {"fixture (dim 32)": FIXTURE_BILM}
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_small:
-            bilms["small 2x1024_128_2048cnn (dim 256, random)"] = write_small_bilm(tmp)
-        print(f"CoNLL-2003 train, first {args.sentences} sentences; torch threads "
-              f"{torch.get_num_threads()}; median of {args.runs} runs; CPU seconds per training "
-              "epoch (wall-clock seconds in parentheses)")
-        baseline = median_epochs(lambda: config("ner_baseline.jsonnet", None), args.sentences, args.runs)
+            bilms["small 2x1024_128_2048cnn (dim 256, random)"] = write_random_bilm("small", tmp)
+        print(header("cpu", str(torch.get_num_threads())))
+        print(
+            f"CoNLL-2003 train, first {args.sentences} sentences; torch threads "
+            f"{torch.get_num_threads()}; median of {args.runs} runs; CPU seconds per training "
+            "epoch (wall-clock seconds in parentheses)"
+        )
+        baseline = median_epochs(
+            lambda: config("ner_baseline.jsonnet", None), train, args.sentences, args.runs
+        )
         print("| model | biLM | epoch 1 | epoch 2 | epoch 2 / baseline epoch 2 (CPU) |")
         print("|---|---|---|---|---|")
         print(row("baseline", "-", baseline, baseline[1][0]), flush=True)
         for name, bilm in bilms.items():
-            elmo = median_epochs(lambda: config("ner_elmo.jsonnet", bilm), args.sentences, args.runs)
+            elmo = median_epochs(
+                lambda: config("ner_elmo.jsonnet", bilm), train, args.sentences, args.runs
+            )
             print(row("+elmo (cache)", name, elmo, baseline[1][0]), flush=True)
 
 

@@ -9,6 +9,7 @@ interrupted job resumes where it stopped, and a run whose config file changed tr
 `run.json` also keeps the run's wall-clock, so a table read from finished runs still reports
 what they cost.
 """
+
 import hashlib
 import json
 import os
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import _jsonnet
+
+from experiments.markdown import minutes
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_RECORD = "run.json"
@@ -51,9 +54,19 @@ class Run:
 
     def command(self) -> List[str]:
         return [
-            sys.executable, "-m", "allennlp", "train", self.config,
-            "-s", self.serialization_dir, "--include-package", "elmo_plugin",
-            "-o", json.dumps(self.overrides, sort_keys=True), "--file-friendly-logging", "--force",
+            sys.executable,
+            "-m",
+            "allennlp",
+            "train",
+            self.config,
+            "-s",
+            self.serialization_dir,
+            "--include-package",
+            "elmo_plugin",
+            "-o",
+            json.dumps(self.overrides, sort_keys=True),
+            "--file-friendly-logging",
+            "--force",
         ]
 
 
@@ -112,14 +125,23 @@ def train(run: Run, threads: int) -> Result:
     start = time.perf_counter()
     with open(run.log_path, "w", encoding="utf-8") as log:
         process = subprocess.run(
-            run.command(), cwd=PROJECT_ROOT, env=thread_environment(threads),
-            stdout=log, stderr=subprocess.STDOUT,
+            run.command(),
+            cwd=PROJECT_ROOT,
+            env=thread_environment(threads),
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     wall_clock_s = time.perf_counter() - start
     if process.returncode != 0:
-        return Result(run, wall_clock_s=wall_clock_s, error=f"exit {process.returncode}, see {run.log_path}")
-    record = {"settings": run.settings, "config_digest": digest, "wall_clock_s": wall_clock_s,
-              "threads": threads}
+        return Result(
+            run, wall_clock_s=wall_clock_s, error=f"exit {process.returncode}, see {run.log_path}"
+        )
+    record = {
+        "settings": run.settings,
+        "config_digest": digest,
+        "wall_clock_s": wall_clock_s,
+        "threads": threads,
+    }
     with open(os.path.join(run.serialization_dir, RUN_RECORD), "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=2)
     with open(os.path.join(run.serialization_dir, "metrics.json"), encoding="utf-8") as handle:
@@ -132,8 +154,14 @@ class Runner:
     retrains runs finished by an earlier job). With `dry_run` it reports the commands instead.
     """
 
-    def __init__(self, parallel: int = 1, threads: int = 1, force: bool = False,
-                 dry_run: bool = False, report: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(
+        self,
+        parallel: int = 1,
+        threads: int = 1,
+        force: bool = False,
+        dry_run: bool = False,
+        report: Optional[Callable[[str], None]] = None,
+    ) -> None:
         self.parallel, self.threads, self.force, self.dry_run = parallel, threads, force, dry_run
         self.report = report or (lambda line: print(line, file=sys.stderr, flush=True))
         self.results: Dict[str, Result] = {}
@@ -167,16 +195,8 @@ class Runner:
         result = train(run, self.threads)
         self.trained.append(run.name)
         outcome = "done" if result.ok else "FAILED"
-        self.report(f"{outcome:8} {run.name} in {minutes(result.wall_clock_s)}"
-                    + ("" if result.ok else f": {result.error}"))
+        self.report(
+            f"{outcome:8} {run.name} in {minutes(result.wall_clock_s)}"
+            + ("" if result.ok else f": {result.error}")
+        )
         return result
-
-
-def minutes(seconds: Optional[float]) -> str:
-    return "-" if seconds is None else f"{seconds / 60:.1f} min"
-
-
-def markdown_table(header: List[str], rows: List[List[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)

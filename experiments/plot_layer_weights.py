@@ -11,6 +11,7 @@ or a `model.tar.gz` archive (the scalar-mix parameters in its weights), optional
     python experiments/plot_layer_weights.py ner=/tmp/ner_elmo srl=/tmp/srl/model.tar.gz \
         -o layer_weights.png
 """
+
 import argparse
 import glob
 import io
@@ -48,7 +49,9 @@ def mixes_from_metrics(serialization_dir: str) -> Dict[str, Mix]:
     return mixes_in_metrics(metrics, ("validation", "training"), latest)
 
 
-def mixes_in_metrics(metrics: Dict[str, float], phases: Sequence[str], source: str) -> Dict[str, Mix]:
+def mixes_in_metrics(
+    metrics: Dict[str, float], phases: Sequence[str], source: str
+) -> Dict[str, Mix]:
     """The layer weights logged under the first of `phases` (e.g. "best_validation",
     "training") that `metrics` has; `source` names the metrics in errors."""
     by_phase: Dict[str, Dict[str, Mix]] = {}
@@ -141,7 +144,7 @@ def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
     canvas = ImageDraw.Draw(image)
     small, normal = font(12), font(15)
     canvas.text((left, 15), title, fill="black", font=normal)
-    y_max = max(1.0, max(mix.get(l, 0.0) for _, mix in groups for l in layers))
+    y_max = max(1.0, max(mix.get(layer, 0.0) for _, mix in groups for layer in layers))
     y_of = lambda value: top + plot_height - value / y_max * plot_height  # noqa: E731
     for tick in range(0, 11, 2):
         value = tick / 10 * y_max
@@ -154,9 +157,16 @@ def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
             if layer in mix:
                 x = x0 + i * bar
                 canvas.rectangle([x, y_of(mix[layer]), x + bar - 4, y_of(0)], fill=_COLOURS[i % 7])
-                canvas.text((x, y_of(mix[layer]) - 14), f"{mix[layer]:.2f}", fill="black", font=small)
+                canvas.text(
+                    (x, y_of(mix[layer]) - 14), f"{mix[layer]:.2f}", fill="black", font=small
+                )
         canvas.text((x0, top + plot_height + 8), name, fill="black", font=normal)
-        canvas.text((x0, top + plot_height + 28), f"{GAMMA} {mix.get(GAMMA, math.nan):.2f}", fill="#555555", font=small)
+        canvas.text(
+            (x0, top + plot_height + 28),
+            f"{GAMMA} {mix.get(GAMMA, math.nan):.2f}",
+            fill="#555555",
+            font=small,
+        )
     for i, layer in enumerate(layers):
         y = top + 10 + 22 * i
         canvas.rectangle([width - 135, y, width - 121, y + 14], fill=_COLOURS[i % 7])
@@ -169,11 +179,17 @@ def print_table(groups: List[Tuple[str, Mix]]) -> None:
     print("| task | " + " | ".join(layers) + " |")
     print("|---" * (len(layers) + 1) + "|")
     for name, mix in groups:
-        print(f"| {name} | " + " | ".join(f"{mix.get(l, math.nan):.3f}" for l in layers) + " |")
+        print(
+            f"| {name} | "
+            + " | ".join(f"{mix.get(layer, math.nan):.3f}" for layer in layers)
+            + " |"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("inputs", nargs="+", help="[task=]serialization_dir_or_model.tar.gz")
     parser.add_argument("-o", "--output", default="elmo_layer_weights.png")
     parser.add_argument("--title", default="Learned ELMo layer weights softmax(w) per task")

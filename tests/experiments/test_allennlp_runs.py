@@ -1,12 +1,10 @@
 """experiments/allennlp_runs.py: when a finished run is read back instead of trained again."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "experiments"))
-from allennlp_runs import RUN_RECORD, Run, finished  # noqa: E402
+from experiments.allennlp_runs import RUN_RECORD, Run, finished
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-ROOT = Path(__file__).parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
-import paper_tables  # noqa: E402
+from experiments import conll, scores
+from experiments.allennlp_runs import Result, Run
 
+ROOT = Path(__file__).parents[2]
 NUMBER = r"-?\d+\.\d\d"
 FIXTURE_DATA = {
     "snli": {split: f"fixtures/snli/{name}.jsonl" for split, name in
@@ -128,38 +128,38 @@ def test_extra_seeds_train_every_cell_again_and_show_mean_and_spread(job):
 
 
 def test_seed_mean_averages_metrics_and_reports_their_spread():
-    run = paper_tables.Run("ner/elmo", "c.jsonnet", {}, "/tmp/x")
-    results = [paper_tables.Result(run, {"test_f1": f1, "epoch": 2, "best": True}, wall_clock_s=60.0)
+    run = Run("ner/elmo", "c.jsonnet", {}, "/tmp/x")
+    results = [Result(run, {"test_f1": f1, "epoch": 2, "best": True}, wall_clock_s=60.0)
                for f1 in (0.70, 0.74, 0.78)]
-    mean = paper_tables.seed_mean(results)
+    mean = scores.seed_mean(results)
     assert mean.metrics["test_f1"] == pytest.approx(0.74) and mean.spread["test_f1"] == pytest.approx(0.04)
     assert "best" not in mean.metrics and mean.seeds == 3 and mean.wall_clock_s == 180.0
-    assert paper_tables.percent(mean, "test_f1") == "74.00 ± 4.00"
-    failed = paper_tables.seed_mean(results[:2] + [paper_tables.Result(run, error="exit 1")])
+    assert scores.percent(mean, "test_f1") == "74.00 ± 4.00"
+    failed = scores.seed_mean(results[:2] + [Result(run, error="exit 1")])
     assert not failed.ok and failed.error == "exit 1"
-    assert paper_tables.seed_mean(results[:1]) is results[0]
+    assert scores.seed_mean(results[:1]) is results[0]
 
 
 def test_table1_states_the_increase_at_each_seed():
     def ner(name, f1):
-        run = paper_tables.Run(name, "c.jsonnet", {}, "/tmp/x")
-        return paper_tables.Result(run, {"test_f1-measure-overall": f1})
-    assert paper_tables.headline_increase(ner("ner/baseline", 0.7660), ner("ner/elmo", 0.7735)) == "+0.75"
-    assert paper_tables.headline_increase(ner("ner/baseline", 0.8), ner("ner/elmo", 0.79)) == "-1.00"
-    failed = paper_tables.Result(paper_tables.Run("ner/elmo", "c", {}, "/x"), error="exit 1")
-    assert paper_tables.headline_increase(ner("ner/baseline", 0.8), failed) == "-"
+        run = Run(name, "c.jsonnet", {}, "/tmp/x")
+        return Result(run, {"test_f1-measure-overall": f1})
+    assert scores.headline_increase(ner("ner/baseline", 0.7660), ner("ner/elmo", 0.7735)) == "+0.75"
+    assert scores.headline_increase(ner("ner/baseline", 0.8), ner("ner/elmo", 0.79)) == "-1.00"
+    failed = Result(Run("ner/elmo", "c", {}, "/x"), error="exit 1")
+    assert scores.headline_increase(ner("ner/baseline", 0.8), failed) == "-"
 
 
 def test_sampling_is_seeded_and_keeps_the_file_order():
     sentences = [f"word{i} NN I-NP O" for i in range(200)]
-    sample = paper_tables.sample_sentences(sentences, 0.1, seed=3)
-    assert sample == paper_tables.sample_sentences(sentences, 0.1, seed=3)
-    assert sample != paper_tables.sample_sentences(sentences, 0.1, seed=4)
+    sample = conll.sample_sentences(sentences, 0.1, seed=3)
+    assert sample == conll.sample_sentences(sentences, 0.1, seed=3)
+    assert sample != conll.sample_sentences(sentences, 0.1, seed=4)
     assert len(sample) == 20 and sample == sorted(sample, key=sentences.index)
-    assert paper_tables.sample_sentences(sentences, 0.0001, seed=3) != []
+    assert conll.sample_sentences(sentences, 0.0001, seed=3) != []
 
 
 def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample():
-    assert len(paper_tables.entity_tags("BIOUL")) == 17
+    assert len(conll.entity_tags("BIOUL")) == 17
     expected = ["O"] + [f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BI"]
-    assert paper_tables.entity_tags("BIO") == expected
+    assert conll.entity_tags("BIO") == expected

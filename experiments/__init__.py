@@ -1,0 +1,14 @@
+"""
+The experiments behind docs/paper_tables.md, as parts:
+
+  tasks               the tasks (configs, budgets, metrics); task_knobs.jsonnet turns their
+                      knobs into AllenNLP overrides
+  conll               CoNLL-2003 sentences: reading, seeded samples, writing, the tag set
+  allennlp_runs       `allennlp train` runs in fresh processes, finished runs read back
+  planning            (task, variant, settings) -> runs, with this job's budgets, biLM, seeds
+  scores              what a table shows of a result: scores, increases, means over seeds
+  markdown            markdown tables and the report around each table
+  tables              the paper's tables, built from the parts above
+  plot_layer_weights  the layer-weight chart (figure 2), also a script
+  paper_tables        the command line: `python experiments/paper_tables.py --help`
+"""

@@ -1,0 +1,36 @@
+"""CoNLL-2003 sentences for the sample-efficiency runs: read, sampled with a seed, written."""
+
+import os
+import random
+from typing import List
+
+
+def conll_sentences(path: str) -> List[str]:
+    """The sentences of a CoNLL-2003 file, each as its block of lines (no -DOCSTART-)."""
+    with open(path, encoding="utf-8") as handle:
+        blocks = [block.strip("\n") for block in handle.read().split("\n\n")]
+    return [block for block in blocks if block and not block.startswith("-DOCSTART-")]
+
+
+def sample_sentences(sentences: List[str], fraction: float, seed: int) -> List[str]:
+    """`fraction` of the sentences (at least one), drawn with `seed`, in their original order."""
+    count = sample_size(len(sentences), fraction)
+    chosen = sorted(random.Random(seed).sample(range(len(sentences)), count))
+    return [sentences[index] for index in chosen]
+
+
+def sample_size(total: int, fraction: float) -> int:
+    return max(1, round(fraction * total))
+
+
+def write_sentences(sentences: List[str], path: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n\n".join(sentences) + "\n")
+
+
+def entity_tags(tag_scheme: str) -> List[str]:
+    """Every CoNLL-2003 tag of a scheme (BIO or BIOUL)."""
+    prefixes = [prefix for prefix in tag_scheme if prefix != "O"]
+    kinds = ("PER", "LOC", "ORG", "MISC")
+    return ["O"] + [f"{prefix}-{kind}" for kind in kinds for prefix in prefixes]

@@ -1,0 +1,144 @@
+"""
+Turns a table cell (task, variant, regularization, top layer only, training fraction, seed)
+into `allennlp train` runs with the budgets, data, biLM and seeds of a job.
+"""
+
+import argparse
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from elmo_plugin.elmo.bilm_tf_format import read_options
+
+from experiments.allennlp_runs import PROJECT_ROOT, Run
+from experiments.conll import (
+    conll_sentences,
+    entity_tags,
+    sample_sentences,
+    sample_size,
+    write_sentences,
+)
+from experiments.tasks import TASKS, Task, budgets_with, task_overrides
+
+DEFAULT_LAMBDA = 0.001
+SEED_KEYS, ALLENNLP_SEEDS = ("random_seed", "numpy_seed", "pytorch_seed"), (13370, 1337, 133)
+
+
+@dataclass(frozen=True)
+class Bilm:
+    options_file: str
+    weight_file: str
+    num_layers: int
+    output_dim: int
+
+    @classmethod
+    def read(cls, options_file: str, weight_file: str, dry_run: bool) -> "Bilm":
+        options_file, weight_file = os.path.abspath(options_file), os.path.abspath(weight_file)
+        if not os.path.isfile(options_file):
+            if dry_run:  # the commands can be listed before the biLM is exported
+                return cls(options_file, weight_file, 2, 0)
+            raise SystemExit(f"{options_file}: no such biLM options file (see --bilm-options)")
+        lstm = read_options(options_file)["lstm"]  # checked: a clear error on a bad file
+        # Each layer's output joins the two directions' projections.
+        return cls(options_file, weight_file, lstm["n_layers"], 2 * lstm["projection_dim"])
+
+    def description(self) -> str:
+        weight_file = os.path.relpath(self.weight_file, PROJECT_ROOT)
+        return f"{weight_file} ({self.num_layers} LSTM layers, output dim {self.output_dim})"
+
+
+class Plan:
+    """Turns (task, variant, regularization, top layer only, training fraction) into runs,
+    with the budgets, data, biLM and seed of this job."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.output_dir = os.path.abspath(args.output_dir)
+        # AllenNLP's defaults unless --seed, so a run gets the seeds a plain `allennlp train` would.
+        seeds = [args.seed] * 3 if args.seed is not None else ALLENNLP_SEEDS
+        self.seeds = dict(zip(SEED_KEYS, seeds))
+        self.seed = self.seeds["random_seed"]
+        self.extra_seeds = args.extra_seeds
+        self.dry_run = args.dry_run
+        self.bilm = Bilm.read(args.bilm_options, args.bilm_weights, args.dry_run)
+        self.budgets = budgets_with(args.set)
+        self.extra_overrides = task_overrides(args.overrides)
+
+    def runs(self, task_name: str, variant: str, **settings: Any) -> List[Run]:
+        """The run at this job's seeds, then one per `--extra-seeds`: a table cell's runs."""
+        return [self.run(task_name, variant, **settings)] + [
+            self.run(task_name, variant, seed=seed, **settings) for seed in self.extra_seeds
+        ]
+
+    def run(
+        self,
+        task_name: str,
+        variant: str,
+        regularization: float = DEFAULT_LAMBDA,
+        top_layer_only: bool = False,
+        fraction: float = 1.0,
+        seed: Optional[int] = None,
+    ) -> Run:
+        """A run at this job's seeds, or with `seed` as its random, numpy and torch seed (and
+        the sample's), named with a `_seed<seed>` suffix."""
+        task = TASKS[task_name]
+        seeds = self.seeds if seed is None else dict.fromkeys(SEED_KEYS, seed)
+        name = variant
+        overrides = task.budget_overrides(self.budgets[task_name])
+        overrides.update(self.extra_overrides[task_name])
+        if variant != "baseline":
+            overrides.update(
+                task.elmo_overrides(
+                    self.bilm.options_file,
+                    self.bilm.weight_file,
+                    regularization,
+                    top_layer_only,
+                    self.bilm.num_layers,
+                )
+            )
+            name += f"_lambda{regularization:g}" if regularization != DEFAULT_LAMBDA else ""
+            name += "_top_layer" if top_layer_only else ""
+        if fraction < 1.0:
+            overrides.update(
+                self.subsample_overrides(task, overrides, fraction, seeds["random_seed"])
+            )
+            name += f"_{100 * fraction:g}pct"
+        name += "" if seed is None else f"_seed{seed}"
+        overrides.update({"evaluate_on_test": True, **seeds})
+        serialization_dir = os.path.join(self.output_dir, task_name, name)
+        return Run(f"{task_name}/{name}", task.config_file(variant), overrides, serialization_dir)
+
+    def subsample_overrides(
+        self, task: Task, overrides: Dict[str, Any], fraction: float, seed: int
+    ) -> Dict[str, Any]:
+        """A sample of the training sentences for `fraction` drawn with `seed` (written unless
+        this is a dry run), trained for as many updates as the full set, up to
+        subsample_max_epochs."""
+        file_name = f"{task.name}_train_{100 * fraction:g}pct_seed{seed}.txt"
+        sample = os.path.join(self.output_dir, "data", file_name)
+        if not self.dry_run:
+            sentences = self.training_sentences(task, overrides)
+            write_sentences(sample_sentences(sentences, fraction, seed), sample)
+        budget = self.budgets[task.name]
+        epochs = min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction))
+        scheme = (
+            overrides.get("dataset_reader.tag_scheme")
+            or task.config_value("baseline", "dataset_reader")["tag_scheme"]
+        )
+        return {
+            "train_data_path": sample,
+            "trainer.num_epochs": epochs,
+            # No early stopping: on a few sentences dev F1 can stay 0 for several epochs.
+            "trainer.patience": None,
+            # The label vocabulary comes from train only, and a sample can miss tags dev has.
+            "vocabulary.tokens_to_add": {"labels": entity_tags(scheme)},
+        }
+
+    def training_sentences(self, task: Task, overrides: Dict[str, Any]) -> List[str]:
+        source = overrides.get("train_data_path") or task.config_value(
+            "baseline", "train_data_path"
+        )
+        return conll_sentences(os.path.join(PROJECT_ROOT, source))
+
+    def training_sentence_count(self, task_name: str, fraction: float) -> int:
+        sentences = self.training_sentences(TASKS[task_name], self.extra_overrides[task_name])
+        return sample_size(len(sentences), fraction)

@@ -1,0 +1,208 @@
+"""The paper's tables in miniature: each table's runs, trained by a Runner, as markdown."""
+
+import os
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from elmo_plugin.elmo.layer_weight_names import GAMMA
+
+from experiments import plot_layer_weights
+from experiments.allennlp_runs import Result, Run, Runner
+from experiments.markdown import markdown_table
+from experiments.planning import DEFAULT_LAMBDA, Plan
+from experiments.scores import (
+    dev_and_test,
+    dev_score,
+    headline_increase,
+    increase,
+    seed_mean,
+    test_score,
+)
+from experiments.tasks import TASKS, task_names, task_of
+
+TABLES = ["table1", "table2", "table3", "sample_efficiency", "figure2"]
+DEFAULT_TASKS = {
+    "table1": list(TASKS),
+    "table2": ["ner", "snli"],
+    "table3": ["snli"],
+    "figure2": list(TASKS),
+}
+
+
+class PaperTables:
+    """Builds each table's runs with `plan`, trains them with `runner`, and renders them.
+    `tasks` (None: each table's own) chooses the tasks of table1, table2, table3 and figure2."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        runner: Runner,
+        tasks: Optional[Sequence[str]],
+        fractions: Sequence[float],
+        figure: str,
+    ) -> None:
+        self.plan, self.runner, self.chosen_tasks = plan, runner, tasks
+        self.fractions, self.figure = sorted(fractions), figure
+
+    def tasks(self, table: str) -> List[str]:
+        chosen = DEFAULT_TASKS[table] if self.chosen_tasks is None else self.chosen_tasks
+        if table == "table3":  # only tasks with ELMo at the output
+            chosen = [name for name in chosen if "elmo_output" in TASKS[name].configs]
+        return task_names(chosen)
+
+    def cell_results(self, cells: List[List[Run]]) -> Tuple[List[Result], List[Result]]:
+        """Trains every run of `cells` (a cell: the same settings at each seed of the job) and
+        returns each cell's result (the mean over its seeds) and every run's own result."""
+        results = self.runner.results_of(run for cell in cells for run in cell)
+        return [seed_mean([results[run.name] for run in cell]) for cell in cells], list(
+            results.values()
+        )
+
+    def table1(self) -> Tuple[str, List[Result]]:
+        names = self.tasks("table1")
+        cells = [
+            self.plan.runs(name, variant)
+            for name in names
+            for variant in ("baseline", TASKS[name].table1_elmo)
+        ]
+        cell_results, results = self.cell_results(cells)
+        rows = []
+        for name, baseline_runs, elmo_runs, base, with_elmo in zip(
+            names, cells[::2], cells[1::2], cell_results[::2], cell_results[1::2]
+        ):
+            task = TASKS[name]
+            at_each_seed = ", ".join(
+                headline_increase(
+                    self.runner.results[baseline.name], self.runner.results[elmo.name]
+                )
+                for baseline, elmo in zip(baseline_runs, elmo_runs)
+            )
+            rows.append(
+                [
+                    task.title,
+                    f"test {task.metric_name}",
+                    test_score(base),
+                    test_score(with_elmo),
+                    increase(base, with_elmo),
+                ]
+                + ([at_each_seed] if self.plan.extra_seeds else [])
+                + [
+                    f"{dev_score(base)} / {dev_score(with_elmo)}",
+                    task.table1_elmo,
+                    self.budget_text(task.name),
+                ]
+            )
+        header = (
+            [
+                "task",
+                "metric",
+                "baseline",
+                "+ELMo",
+                "increase (absolute / relative error reduction)",
+            ]
+            + (["increase at each seed"] if self.plan.extra_seeds else [])
+            + ["best dev: baseline / +ELMo", "ELMo variant", "budget"]
+        )
+        return markdown_table(header, rows), results
+
+    def table2(self) -> Tuple[str, List[Result]]:
+        return self.dev_and_test_table(
+            "table2",
+            lambda name: [
+                self.plan.runs(name, "baseline"),
+                self.plan.runs(name, TASKS[name].input_elmo, top_layer_only=True),
+                self.plan.runs(name, TASKS[name].input_elmo, regularization=1.0),
+                self.plan.runs(name, TASKS[name].input_elmo, regularization=DEFAULT_LAMBDA),
+            ],
+            ["baseline", "last only", "all layers, λ=1", "all layers, λ=0.001"],
+        )
+
+    def table3(self) -> Tuple[str, List[Result]]:
+        variants = ["baseline", "elmo_input", "elmo_input_output", "elmo_output"]
+        return self.dev_and_test_table(
+            "table3",
+            lambda name: [self.plan.runs(name, variant) for variant in variants],
+            ["baseline", "input only", "input & output", "output only"],
+        )
+
+    def dev_and_test_table(
+        self, table: str, cells_of: Callable[[str], List[List[Run]]], columns: List[str]
+    ) -> Tuple[str, List[Result]]:
+        """A row per task, a column per cell: dev / test scores."""
+        rows, all_results = [], []
+        for name in self.tasks(table):
+            cell_results, results = self.cell_results(cells_of(name))
+            all_results += results
+            task = TASKS[name]
+            rows.append(
+                [task.title, f"dev / test {task.metric_name}"]
+                + [dev_and_test(result) for result in cell_results]
+                + [self.budget_text(name)]
+            )
+        return markdown_table(["task", "metric"] + columns + ["budget"], rows), all_results
+
+    def sample_efficiency(self) -> Tuple[str, List[Result]]:
+        cells = [
+            self.plan.runs("ner", variant, fraction=fraction)
+            for fraction in self.fractions
+            for variant in ("baseline", "elmo")
+        ]
+        cell_results, results = self.cell_results(cells)
+        rows = []
+        for fraction, baseline_runs, base, with_elmo in zip(
+            self.fractions, cells[::2], cell_results[::2], cell_results[1::2]
+        ):
+            rows.append(
+                [
+                    f"{100 * fraction:g}%",
+                    str(self.plan.training_sentence_count("ner", fraction)),
+                    str(baseline_runs[0].overrides["trainer.num_epochs"]),
+                    test_score(base),
+                    test_score(with_elmo),
+                    increase(base, with_elmo),
+                ]
+            )
+        header = [
+            "training sentences",
+            "count",
+            "epochs",
+            "baseline test F1",
+            "+ELMo test F1",
+            "increase (absolute / relative error reduction)",
+        ]
+        return markdown_table(header, rows), results
+
+    def figure2(self) -> Tuple[str, List[Result]]:
+        runs = [self.plan.run(name, TASKS[name].table1_elmo) for name in self.tasks("figure2")]
+        results = list(self.runner.results_of(runs).values())
+        groups = [group for result in results if result.ok for group in layer_weight_groups(result)]
+        if not groups:
+            return "(no finished +ELMo run to draw)", results
+        os.makedirs(os.path.dirname(os.path.abspath(self.figure)), exist_ok=True)
+        title = "Learned ELMo layer weights softmax(s) per task (best epoch)"
+        plot_layer_weights.draw(groups, title, self.figure)
+        layers = plot_layer_weights.layer_names(groups) + [GAMMA]
+        rows = [
+            [name] + [f"{mix.get(layer, float('nan')):.3f}" for layer in layers]
+            for name, mix in groups
+        ]
+        image = os.path.relpath(os.path.abspath(self.figure), self.plan.output_dir)
+        return markdown_table(["task"] + layers, rows) + f"\n\n![layer weights]({image})", results
+
+    def budget_text(self, task_name: str) -> str:
+        return ", ".join(
+            f"{knob} {value}"
+            for knob, value in self.plan.budgets[task_name].items()
+            if knob != "subsample_max_epochs"
+        )
+
+
+def layer_weight_groups(result: Result) -> List[Tuple[str, plot_layer_weights.Mix]]:
+    """The run's layer weights at its best epoch (the archived model), one group per mix,
+    named by place when the model has ELMo at its input and output."""
+    phases = ("best_validation", "training")  # SQuAD has no validation: its last epoch is kept
+    mixes = plot_layer_weights.mixes_in_metrics(result.metrics, phases, result.run.name)
+    task = task_of(result.run).name
+    places = ["input", "output"] if len(mixes) == 2 else [""]
+    return [
+        (f"{task} {place}".strip(), mix) for place, (_, mix) in zip(places, sorted(mixes.items()))
+    ]
