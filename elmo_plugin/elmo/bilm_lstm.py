@@ -1,8 +1,12 @@
-from typing import List, NamedTuple, Optional, Tuple, cast
+from typing import Callable, List, NamedTuple, Optional, Tuple, cast
 
 import torch
 
 from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
+from elmo_plugin.elmo.packed_state_product import PackedStateProduct
+
+# `gates = sums + hidden @ state_weight` of one step, `(2, rows, 4 * cell)`.
+StepProduct = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 class LstmState(NamedTuple):
@@ -97,6 +101,7 @@ class BiLstmLayer(torch.nn.Module):
         self.projection_weight = torch.nn.Parameter(torch.empty(2, cell_size, hidden_size))
         self.compute_dtype = torch.float32
         self._reduced = ReducedCopies()
+        self._packed_state = PackedStateProduct()
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -121,9 +126,10 @@ class BiLstmLayer(torch.nn.Module):
         input_weight: torch.Tensor
         state_weight: torch.Tensor
         projection_weight: torch.Tensor
+        step_product: StepProduct
         if self.compute_dtype == torch.float32:
             input_weight, projection_weight = self.input_weight, self.projection_weight
-            state_weight = _column_major(self.state_weight)
+            step_product = self._float32_step_product(batch_sizes[0] if batch_sizes else 1)
         else:
             # Converted once per forward pass of the layer (and kept while frozen). No
             # column-major copy: for the bfloat16 step product it was 14% faster on torch 2.15
@@ -131,11 +137,12 @@ class BiLstmLayer(torch.nn.Module):
             input_weight, state_weight, projection_weight = self._reduced.get(
                 (self.input_weight, self.state_weight, self.projection_weight), self.compute_dtype
             )
+            step_product = _product_adder(state_weight)
         # The gate inputs (and so every step's gates) are float32: the reduced-precision product
         # is added to the bias in float32, and each step's state product to them.
         gate_inputs = _add_product(self.bias, inputs.to(input_weight.dtype), input_weight)
         hidden, memory = initial
-        hidden = hidden.to(state_weight.dtype)
+        hidden = hidden.to(input_weight.dtype)
         outputs: List[torch.Tensor] = []
         finished: List[Tuple[torch.Tensor, torch.Tensor]] = []
         three_cells = 3 * self.cell_size
@@ -146,7 +153,7 @@ class BiLstmLayer(torch.nn.Module):
             if size < hidden.size(1):
                 finished.append((hidden[:, size:], memory[:, size:]))
                 hidden, memory = hidden[:, :size], memory[:, :size]
-            gates = _add_product(step_input, hidden, state_weight)
+            gates = step_product(step_input, hidden)
             gated, candidate = gates.split([three_cells, self.cell_size], dim=-1)
             input_gate, forget_gate, output_gate = torch.sigmoid(gated).chunk(3, dim=-1)
             candidate = torch.tanh(candidate)
@@ -165,6 +172,19 @@ class BiLstmLayer(torch.nn.Module):
         final_memory = torch.cat([memory] + [m for _, m in reversed(finished)], dim=1)
         # Outputs and states in float32 (one conversion for all the steps, none in float32).
         return torch.cat(outputs, dim=1).float(), (final_hidden.float(), final_memory)
+
+    def _float32_step_product(self, rows: int) -> StepProduct:
+        """The exact step product: oneDNN on a packed weight where that is faster and no
+        gradient flows (`elmo_plugin.elmo.packed_state_product`), else MKL's `baddbmm`."""
+        if PackedStateProduct.applies_to(self.state_weight):
+            self._packed_state.prepare(self.state_weight, rows)
+            return self._packed_state.add_product
+        self._packed_state.clear()  # training: the packed copy would go stale
+        return _product_adder(_column_major(self.state_weight))
+
+
+def _product_adder(weight: torch.Tensor) -> StepProduct:
+    return lambda sums, hidden: _add_product(sums, hidden, weight)
 
 
 def _add_product(sums: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

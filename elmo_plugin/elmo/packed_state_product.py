@@ -1,0 +1,80 @@
+"""
+The LSTM step's recurrent product, `gates + hidden @ state_weight`, through oneDNN with the
+weight reordered once into oneDNN's blocked layout, for inference in float32 on a CPU.
+
+Why: every step multiplies the few rows still running (17 on average at batch 32) by the whole
+recurrent weight, and at the "original" size (512 x 16384 per direction, 64 MB) that product is
+most of the biLM's time. With the torch 2.15 of the current profile, MKL runs it at about half the
+speed of oneDNN on a pre-packed weight: one thread, alternating, 17 rows, 33 ms against 16 ms
+(32 rows 53 against 27, 5 rows 25 against 9, 1 row equal; `benchmarks/lstm_step_memory_bound.py`
+measures the whole step). The results differ from MKL's by summation order only (9e-7 of the
+largest value; MKL's own are 4e-7 from float64).
+
+When: only where it cannot change training or the smaller sizes. The packed copy is made from
+the weights without autograd, so it serves only a forward pass that no gradient flows through (a
+frozen biLM, `torch.no_grad()`); for small weights (the "small" size's 128 x 4096) MKL is as fast
+or faster, so below `MIN_WEIGHT_ELEMENTS` nothing changes; the torch of the allennlp-2.10 profile
+has no such operator, and then nothing changes either. The packed copy is kept across forward
+passes until the weight changes (its version counter or storage), like `ReducedCopies`.
+"""
+
+from typing import Callable, List, Optional, Tuple
+
+import torch
+
+# At and above this many elements per direction a pre-packed oneDNN product beat MKL's here.
+MIN_WEIGHT_ELEMENTS = 4 * 2**20
+
+
+def _operators() -> Optional[Tuple[Callable, Callable]]:
+    """oneDNN's linear on a packed weight and its packing, where this torch has them."""
+    try:
+        return torch.ops.mkldnn._linear_pointwise, torch.ops.mkldnn._reorder_linear_weight
+    except (AttributeError, RuntimeError):
+        return None
+
+
+_OPERATORS = _operators() if torch.backends.mkldnn.is_available() else None
+
+
+class PackedStateProduct:
+    """The packed recurrent weight of one `BiLstmLayer` (both directions) and its product."""
+
+    def __init__(self) -> None:
+        self._key: Optional[Tuple] = None
+        self._packed: List[torch.Tensor] = []
+
+    @staticmethod
+    def applies_to(state_weight: torch.Tensor) -> bool:
+        """Whether the packed product serves this `(2, hidden, 4 * cell)` weight now."""
+        return (
+            _OPERATORS is not None
+            and state_weight.device.type == "cpu"
+            and state_weight.dtype == torch.float32
+            and state_weight[0].numel() >= MIN_WEIGHT_ELEMENTS
+            and not (torch.is_grad_enabled() and state_weight.requires_grad)
+        )
+
+    def prepare(self, state_weight: torch.Tensor, rows: int) -> None:
+        """Packs `state_weight` for products of about `rows` rows, unless already packed."""
+        assert _OPERATORS is not None
+        key = (state_weight.data_ptr(), state_weight._version, state_weight.device)
+        if key == self._key:
+            return
+        _, reorder = _OPERATORS
+        with torch.no_grad():
+            # oneDNN's linear takes the weight as (out, in), one direction at a time.
+            self._packed = [reorder(d.t().contiguous(), rows) for d in state_weight]
+        self._key = key
+
+    def add_product(self, sums: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        """`sums + hidden @ state_weight` for `(2, rows, hidden)` states, per direction."""
+        assert _OPERATORS is not None
+        linear, _ = _OPERATORS
+        products = [
+            linear(hidden[d], packed, None, "none", [], "") for d, packed in enumerate(self._packed)
+        ]
+        return torch.stack(products).add_(sums)
+
+    def clear(self) -> None:
+        self._key, self._packed = None, []
