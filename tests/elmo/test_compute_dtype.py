@@ -100,7 +100,15 @@ def products(lstm, inputs, mask):
     return seen, outputs, state
 
 
-def test_bfloat16_products_with_weights_cast_once_per_forward_pass():
+@pytest.fixture
+def native_bfloat16(monkeypatch):
+    """The products as a CPU with native bfloat16 runs them (whatever this one has)."""
+    from elmo_plugin.elmo import compute_dtype
+
+    monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: True)
+
+
+def test_bfloat16_products_with_weights_cast_once_per_forward_pass(native_bfloat16):
     torch.manual_seed(0)
     lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
     lstm.set_compute_dtype(torch.bfloat16)
@@ -183,3 +191,25 @@ def test_float32_never_warns_about_bfloat16(monkeypatch, caplog):
     with caplog.at_level("WARNING", logger=compute_dtype.__name__):
         ElmoBiLstm(8, 4, 16, num_layers=1)(torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.bool))
     assert not [r for r in caplog.records if "bfloat16" in r.getMessage()]
+
+
+def test_without_native_bfloat16_the_rounded_weights_are_multiplied_in_float32(monkeypatch):
+    from elmo_plugin.elmo import compute_dtype
+
+    monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: False)
+    torch.manual_seed(0)
+    lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
+    lstm.set_compute_dtype(torch.bfloat16)
+    inputs, mask = torch.randn(3, 12, 8), torch.ones(3, 12, dtype=torch.bool)
+    seen, outputs, _ = products(lstm, inputs, mask)
+    assert all(s[1] == s[2] == torch.float32 for s in seen if s[0] == "bmm")
+    # The same as float32 arithmetic on the weights rounded to bfloat16.
+    rounded = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
+    rounded.load_state_dict({k: v.bfloat16().float() for k, v in lstm.state_dict().items()})
+    with torch.no_grad():
+        bias_unrounded = [layer.bias for layer in lstm.layers]
+        for layer, bias in zip(rounded.layers, bias_unrounded):
+            layer.bias.copy_(bias)  # biases stay float32 in the bfloat16 path
+    expected, _ = rounded(inputs, mask)
+    for a, b in zip(outputs, expected):
+        assert torch.allclose(a, b, atol=1e-6)
