@@ -26,6 +26,7 @@ from elmo_plugin.atomic_files import replaced_when_complete
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
+from elmo_plugin.text_files import text_lines
 
 logger = logging.getLogger(__name__)
 
@@ -117,16 +118,8 @@ def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
 
 def read_sentences(input_file: str) -> Iterator[Tuple[int, List[str]]]:
     """Yields `(line_number, tokens)`, 1-based; an empty line gives no tokens."""
-    with open(input_file, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ConfigurationError(
-                    f"{input_file}, line {number}: not UTF-8 ({error.reason} at byte "
-                    f"{error.start}); expected one UTF-8 sentence a line"
-                ) from error
-            yield number, line.split()
+    for number, line in enumerate(text_lines(input_file), start=1):
+        yield number, line.split()
 
 
 def _count_lines(input_file: str) -> int:

@@ -1,6 +1,6 @@
 """
-What every task reader does with a file the same way: decode it line by line (a UTF-8 BOM
-dropped, a bad byte named by file and line), refuse a file that gives nothing to train on, and
+What every task reader does with a file the same way (each decodes it with
+`elmo_plugin.text_files.text_lines`): refuse a file that gives nothing to train on, and
 split, cut or skip an input over a maximum length with one warning naming where it is (a malformed
 file must not make a run hang on one huge input).
 """
@@ -9,7 +9,6 @@ import logging
 from typing import Callable, Iterable, Iterator, List, Optional, Sized, TypeVar
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
 
 logger = logging.getLogger(__name__)
 
@@ -19,23 +18,6 @@ T = TypeVar("T")
 # test 81; SNLI dev premise 59, hypothesis 55; SQuAD v1.1 dev question 34); what a file that
 # lost its blank lines becomes is far longer, and costs time and memory that grow with the length.
 DEFAULT_MAX_SENTENCE_LENGTH = 512
-
-_BOM = "\ufeff"
-
-
-def text_lines(file_path: str) -> Iterator[str]:
-    """The lines of the UTF-8 text file `file_path` (a URL or a local path), without a
-    leading BOM; a line that is not UTF-8 is a `ConfigurationError` naming file and line."""
-    with open(cached_path(file_path), "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ConfigurationError(
-                    f"{file_path}, line {line_number}: not UTF-8 ({error.reason} at byte "
-                    f"{error.start} of the line); expected UTF-8 text"
-                ) from error
-            yield line[1:] if line_number == 1 and line.startswith(_BOM) else line
 
 
 def require_some(

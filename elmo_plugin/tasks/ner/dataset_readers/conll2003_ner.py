@@ -9,12 +9,12 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
+from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_max_length,
     require_some,
     split_long,
-    text_lines,
 )
 from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
 

@@ -9,11 +9,11 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
 from overrides import overrides
 
+from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_max_length,
     require_some,
-    text_lines,
     truncate_long,
 )
 

@@ -8,11 +8,11 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from overrides import overrides
 
+from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     LongSkipper,
     require_some,
-    text_lines,
 )
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
 from elmo_plugin.tasks.srl.label_modes import SPAN_LABELS
