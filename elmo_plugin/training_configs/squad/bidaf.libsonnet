@@ -1,5 +1,6 @@
-// The BiDAF model (Seo et al. 2017) on SQuAD v1.1 shared by the four squad_*.jsonnet configs;
-// `bidaf.config(input_elmo, output_elmo)` says where ELMo goes.
+// The BiDAF model (Seo et al. 2017) on SQuAD v1.1 shared by the four squad_*.jsonnet configs,
+// with ELMo at its input and/or output: the configs set the two hidden switches below, as the
+// SNLI configs do with esim.libsonnet, e.g. (import "bidaf.libsonnet") + { use_input_elmo:: true }.
 //
 // Data: the fixed splits of ../shared/data (README section 8): train = the first 38 articles
 // of the official dev file, test = its last 10. There is no dev split, so the configs train a
@@ -44,40 +45,37 @@ local lstm(num_layers=1) = {
 };
 
 {
-  config(input_elmo=false, output_elmo=false)::
-    local uses_elmo = input_elmo || output_elmo;
-    local indexers = embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {});
-    {
-      dataset_reader: reader(indexers, true, passage_length_limit=400),
-      validation_dataset_reader: reader(indexers, false),
-      train_data_path: data.squad.train,
-      test_data_path: data.squad.test,
-      evaluate_on_test: true,
-      // Word embeddings are learned from scratch (no GloVe offline), from train words only.
-      datasets_for_vocab_creation: ["train"],
-      model: {
-        type: "bidaf_rc",
-        text_field_embedder: {
-          token_embedders: {
-            tokens: embeddings.word_embedder(word_dim),
-            token_characters: embeddings.char_embedder(num_filters=num_filters, ngram_filter_sizes=[5]),
-          },
-        },
-        num_highway_layers: 2,
-        phrase_layer: lstm(),
-        modeling_layer: lstm(num_layers=2),
-        span_end_encoder: lstm(),
-        dropout: 0.2,
-        max_span_length: 30,
-        [if uses_elmo then "elmo"]: elmo.module(
-          num_output_representations=(if input_elmo then 1 else 0) + (if output_elmo then 1 else 0),
-          dropout=0.5,
-        ),
-        use_input_elmo: input_elmo,
-        use_output_elmo: output_elmo,
-        [if uses_elmo then "regularizer"]: elmo.regularizer(elmo_regularization),
+  use_input_elmo:: false,
+  use_output_elmo:: false,
+  local uses_elmo = self.use_input_elmo || self.use_output_elmo,
+  local num_elmo_places = (if self.use_input_elmo then 1 else 0) + (if self.use_output_elmo then 1 else 0),
+  local indexers = embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {}),
+  dataset_reader: reader(indexers, true, passage_length_limit=400),
+  validation_dataset_reader: reader(indexers, false),
+  train_data_path: data.squad.train,
+  test_data_path: data.squad.test,
+  evaluate_on_test: true,
+  // Word embeddings are learned from scratch (no GloVe offline), from train words only.
+  datasets_for_vocab_creation: ["train"],
+  model: {
+    type: "bidaf_rc",
+    text_field_embedder: {
+      token_embedders: {
+        tokens: embeddings.word_embedder(word_dim),
+        token_characters: embeddings.char_embedder(num_filters=num_filters, ngram_filter_sizes=[5]),
       },
-      data_loader: optimizer.data_loader(batch_size=32),
-      trainer: optimizer.trainer(num_epochs=10, lr=0.001, patience=3, validation_metric="+f1"),
     },
+    num_highway_layers: 2,
+    phrase_layer: lstm(),
+    modeling_layer: lstm(num_layers=2),
+    span_end_encoder: lstm(),
+    dropout: 0.2,
+    max_span_length: 30,
+    [if uses_elmo then "elmo"]: elmo.module(num_output_representations=num_elmo_places, dropout=0.5),
+    use_input_elmo: $.use_input_elmo,
+    use_output_elmo: $.use_output_elmo,
+    [if uses_elmo then "regularizer"]: elmo.regularizer(elmo_regularization),
+  },
+  data_loader: optimizer.data_loader(batch_size=32),
+  trainer: optimizer.trainer(num_epochs=10, lr=0.001, patience=3, validation_metric="+f1"),
 }

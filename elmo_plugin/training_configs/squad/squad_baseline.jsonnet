@@ -2,6 +2,4 @@
 //   allennlp train elmo_plugin/training_configs/squad/squad_baseline.jsonnet -s /tmp/squad_baseline \
 //     --include-package elmo_plugin
 // Data paths and sizes are explained in bidaf.libsonnet.
-local bidaf = import "bidaf.libsonnet";
-
-bidaf.config(input_elmo=false, output_elmo=false)
+(import "bidaf.libsonnet")

@@ -4,6 +4,4 @@
 // Data paths, sizes and the biLM are explained in bidaf.libsonnet; e.g. another biLM (its files
 // are enough, whatever its output size):
 //   -o '{"model.elmo.options_file": "/m/options.json", "model.elmo.weight_file": "/m/weights.hdf5"}'
-local bidaf = import "bidaf.libsonnet";
-
-bidaf.config(input_elmo=false, output_elmo=true)
+(import "bidaf.libsonnet") + { use_output_elmo:: true }
