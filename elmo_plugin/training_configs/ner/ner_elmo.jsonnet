@@ -10,19 +10,4 @@
 //        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
 // and the regularizer's lambda:
 //   -o '{"model.regularizer.regexes.0.1.alpha": 0.01}'
-local baseline = import "ner_baseline.jsonnet";
-local elmo = import "../common/elmo.libsonnet";
-
-local regularization = 0.001;
-
-baseline + {
-  dataset_reader+: {
-    token_indexers+: { elmo: elmo.indexer },
-  },
-  model+: {
-    text_field_embedder+: {
-      token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
-    },
-    regularizer: elmo.regularizer(regularization),
-  },
-}
+(import "ner.libsonnet") + { use_input_elmo:: true }

@@ -8,19 +8,4 @@
 // characters + ELMo + predicate), whatever the biLM's output size:
 //   -o '{"model.text_field_embedder.token_embedders.elmo.options_file": "/m/options.json",
 //        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
-local baseline = import "srl_baseline.jsonnet";
-local elmo = import "../common/elmo.libsonnet";
-
-local regularization = 0.001;
-
-baseline + {
-  dataset_reader+: {
-    token_indexers+: { elmo: elmo.indexer },
-  },
-  model+: {
-    text_field_embedder+: {
-      token_embedders+: { elmo: elmo.embedder(dropout=0.5, cache=true) },
-    },
-    regularizer: elmo.regularizer(regularization),
-  },
-}
+(import "srl.libsonnet") + { use_input_elmo:: true }

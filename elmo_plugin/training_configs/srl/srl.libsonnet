@@ -1,0 +1,66 @@
+// The SRL model of the srl_*.jsonnet configs, with the hidden switch `use_input_elmo`
+// (and ELMo's dropout and regularization as hidden fields a config of your own can change):
+//   (import "srl.libsonnet") + { use_input_elmo:: true, elmo_regularization:: 0.01 }
+local data = import "../common/data.libsonnet";
+local elmo = import "../common/elmo.libsonnet";
+local embeddings = import "../common/embeddings.libsonnet";
+local optimizer = import "../common/optimizer.libsonnet";
+local tags = import "propbank_tags.libsonnet";
+
+local label_mode = "span";
+local word_dim = 100;
+
+{
+  // ELMo at the input (Peters et al. 2018, section 5.1), concatenated to the word and character
+  // embeddings, with dropout and the paper's lambda * ||w||^2 on the layer weights: the ELMo
+  // config sets the switch, as the SNLI and SQuAD configs do.
+  use_input_elmo:: false,
+  elmo_dropout:: 0.5,
+  elmo_regularization:: 0.001,
+  local indexers = embeddings.indexers + (if self.use_input_elmo then { elmo: elmo.indexer } else {}),
+
+  dataset_reader: {
+    type: "universal_propbank_srl",
+    label_mode: label_mode,
+    token_indexers: indexers,
+  },
+  train_data_path: data.srl.train,
+  validation_data_path: data.srl.dev,
+  test_data_path: data.srl.test,
+  evaluate_on_test: true,
+  // Words seen once in train become unknown, so the model learns an embedding for unseen
+  // words; dev/test add no words. All PropBank tags get an output (see propbank_tags);
+  // each label mode has its own namespace, so both are listed.
+  datasets_for_vocab_creation: ["train"],
+  vocabulary: {
+    min_count: { tokens: 2 },
+    tokens_to_add: { span_labels: tags.span, head_labels: tags.head },
+  },
+  model: {
+    type: "deep_srl",
+    label_mode: label_mode,
+    text_field_embedder: {
+      token_embedders: {
+        tokens: embeddings.word_embedder(word_dim),
+        token_characters: embeddings.char_embedder(num_filters=64),
+        [if $.use_input_elmo then "elmo"]: elmo.embedder(dropout=$.elmo_dropout, cache=true),
+      },
+    },
+    [if $.use_input_elmo then "regularizer"]: elmo.regularizer($.elmo_regularization),
+    predicate_embedding_dim: 100,
+    embedding_dropout: 0.1,
+    // No input_size: the model sets it from the embedders and predicate_embedding_dim.
+    encoder: {
+      type: "alternating_lstm",
+      hidden_size: 300,
+      num_layers: 4,
+      recurrent_dropout_probability: 0.1,
+      use_highway: true,
+    },
+    // He et al. initialise the LSTM weights orthogonally.
+    initializer: { regexes: [[".*_encoder.*weight", { type: "orthogonal" }]] },
+  },
+  data_loader: optimizer.data_loader(batch_size=32),
+  trainer: optimizer.trainer(num_epochs=20, lr=0.001, patience=4,
+                             validation_metric="+f1-measure-overall"),
+}
