@@ -6,6 +6,7 @@ whole steps.
 
     python benchmarks/bilm_training_profile.py --model bilm --batches 4
     python benchmarks/bilm_training_profile.py --model peer --batches 4
+    python benchmarks/bilm_training_profile.py --model bilm --compute-dtype bfloat16
 """
 
 import argparse
@@ -70,14 +71,15 @@ def main() -> None:
     parser.add_argument("--model", choices=["bilm", "peer"], default="bilm")
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--compute-dtype", choices=["float32", "bfloat16"], default="float32")
     args = parser.parse_args()
 
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     torch.set_num_threads(args.threads)
-    print(header("cpu", str(args.threads)), flush=True)
-    model, tensors = build(args.model, vocabulary())
+    print(header("cpu", str(args.threads)) + f", ours in {args.compute_dtype}", flush=True)
+    model, tensors = build(args.model, vocabulary(), args.compute_dtype)
     model.train()
     sentences = corpus_sentences(TRAIN, BATCH_SIZE * args.batches)
     batches: List[Dict] = [tensors(b) for b in batches_of(sentences)]

@@ -1,8 +1,10 @@
+import pytest
 import torch
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo import load_bilm
+from elmo_plugin.elmo.character_encoder import max_pooled_convolution
 
 
 def per_occurrence_encoding(encoder, ids):
@@ -14,7 +16,9 @@ def per_occurrence_encoding(encoder, ids):
     return encoded, full
 
 
-def test_type_deduplication_gives_the_same_embeddings_as_encoding_every_token(elmo_options, elmo_weights, sentences):
+def test_type_deduplication_gives_the_same_embeddings_as_encoding_every_token(
+    elmo_options, elmo_weights, sentences
+):
     encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
     encoder.cache_size = 0
     ids = batch_to_ids(sentences[:6])
@@ -28,7 +32,9 @@ def test_type_deduplication_gives_the_same_embeddings_as_encoding_every_token(el
             assert torch.all(embeddings[row, length + 2 :] == 0)
 
 
-def test_frozen_encoder_remembers_token_types_and_reuses_them(elmo_options, elmo_weights, sentences):
+def test_frozen_encoder_remembers_token_types_and_reuses_them(
+    elmo_options, elmo_weights, sentences
+):
     encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
     for parameter in encoder.parameters():
         parameter.requires_grad_(False)
@@ -54,7 +60,9 @@ def test_cache_is_bounded_and_dropped_when_training(elmo_options, elmo_weights, 
     assert len(encoder._type_cache) == 0
 
 
-def test_trainable_encoder_gets_gradients_through_deduplicated_types(elmo_options, elmo_weights, sentences):
+def test_trainable_encoder_gets_gradients_through_deduplicated_types(
+    elmo_options, elmo_weights, sentences
+):
     encoder = load_bilm(elmo_options, elmo_weights).character_encoder.train()
     ids = batch_to_ids([["the", "cat", "the"], ["the"]])
     encoder(ids)["token_embedding"].sum().backward()
@@ -102,7 +110,9 @@ def test_short_words_skip_the_padding_positions_with_the_same_encodings(elmo_opt
             )
 
 
-def test_encoding_without_markers_of_marked_input_is_the_forward_encoding(elmo_options, elmo_weights, sentences):
+def test_encoding_without_markers_of_marked_input_is_the_forward_encoding(
+    elmo_options, elmo_weights, sentences
+):
     """What the packed biLM training uses: windows that already hold their `<S>` and `</S>`."""
     encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
     ids = batch_to_ids(sentences[:6])
@@ -120,3 +130,20 @@ def test_encoding_without_markers_of_marked_input_is_the_forward_encoding(elmo_o
     plain = encoder.encode_without_markers(ids)["token_embedding"]
     assert plain.shape[:2] == ids.shape[:2]
     assert not plain[~mask].any() and plain[mask].abs().sum(dim=-1).gt(0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
+    generator = torch.Generator().manual_seed(0)
+    embedded = torch.randn(9, 12, 4, generator=generator).to(dtype).requires_grad_()
+    weight = torch.randn(5, 4, 3, generator=generator).to(dtype).requires_grad_()
+    bias = torch.randn(5, generator=generator).to(dtype).requires_grad_()
+    ours = max_pooled_convolution(embedded, weight, bias)
+    leaves = [tensor.detach().clone().requires_grad_() for tensor in (embedded, weight, bias)]
+    expected = torch.nn.functional.conv1d(leaves[0].transpose(1, 2), *leaves[1:]).max(dim=-1).values
+    torch.testing.assert_close(ours, expected)
+    upstream = torch.randn(9, 5, generator=generator).to(dtype)
+    (ours * upstream).sum().backward()
+    (expected * upstream).sum().backward()
+    for mine, reference in zip((embedded, weight, bias), leaves):
+        torch.testing.assert_close(mine.grad, reference.grad)

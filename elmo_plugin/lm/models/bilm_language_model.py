@@ -11,6 +11,7 @@ from overrides import overrides
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
 from elmo_plugin.elmo.bilm_lstm import LstmState
 from elmo_plugin.elmo.bilm_tf_format import check_options
+from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -72,8 +73,9 @@ class BilmLanguageModel(Model):
     compute_dtype : `str`, optional (default = `"float32"`)
         `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
         once per batch, the parameters and the optimizer's master weights staying float32,
-        the LSTM's gate math and states float32); the softmax stays float32. `"float32"` is
-        exact. See `elmo_plugin.elmo.compute_dtype`.
+        the LSTM's gate math and states float32), and the sampled softmax's products too (its
+        sums float32; evaluation's exact softmax float32). `"float32"` is exact. See
+        `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -101,6 +103,7 @@ class BilmLanguageModel(Model):
             self._bilm.lstm.hidden_size,
             num_samples,
         )
+        self._softmax.set_compute_dtype(parse_compute_dtype(compute_dtype))
         self._perplexity = TokenPerplexity()
         self._lane_states: Dict[bool, _LaneStates] = {}
         if initializer is not None:
