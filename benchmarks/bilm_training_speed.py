@@ -19,10 +19,14 @@ beforehand for both) in a fresh subprocess per measurement, alternating the two 
 reports the medians of `--runs` runs, their ratio and each process's peak memory.
 `race` trains both at once, one process each, for the same wall-clock time, then measures
 held-out perplexity with the full softmax on the first `--held-out` sentences of valid.
+`quality` is the cost of `--compute-dtype bfloat16` in training: ours trained in float32 and
+in bfloat16 at once, one process each, for the same `--steps` batches from the same initial
+weights, then held-out perplexity of each direction (each model in its own compute dtype).
 
     python benchmarks/bilm_training_speed.py speed --runs 5
     python benchmarks/bilm_training_speed.py speed --runs 5 --compute-dtype bfloat16
     python benchmarks/bilm_training_speed.py race --seconds 900
+    python benchmarks/bilm_training_speed.py quality --steps 1000
 
 With `--compute-dtype bfloat16` ours runs its matrix products and convolutions in bfloat16
 (float32 master weights, gate math and states: the `bilm` model's `compute_dtype`); the peer
@@ -225,29 +229,33 @@ def measure_speed(which: str, num_batches: int, threads: int, compute_dtype: str
     }
 
 
-def held_out_perplexity(model, tensors, sentences: List[List[str]]) -> float:
+def held_out_perplexities(model, tensors, sentences: List[List[str]]) -> Dict[str, float]:
+    """Perplexity with the full softmax on `sentences`: forward, backward and both."""
     import torch
 
     model.eval()
-    total, count = 0.0, 0
+    totals = {"forward": 0.0, "backward": 0.0}
+    count = 0
     with torch.no_grad():
         for batch in batches_of(sentences):
             output = model(**tensors(batch))
             predictions = sum(len(s) + 1 for s in batch)  # per direction
-            total += float(output["loss"]) * predictions
+            for direction in totals:
+                loss = output.get(f"{direction}_loss", output["loss"])
+                totals[direction] += float(loss) * predictions
             count += predictions
     model.train()
-    return math.exp(total / count)
+    perplexities = {direction: math.exp(total / count) for direction, total in totals.items()}
+    perplexities["both"] = math.exp(sum(totals.values()) / (2 * count))
+    return perplexities
 
 
-def train_for(which: str, seconds: float, threads: int, held_out: int) -> Dict:
+def train_until(model, tensors, stop) -> Dict:
+    """Adam 1e-3 (gradient norm clipped at 10) on the training batches, in a fixed order,
+    until `stop(steps, seconds)`: the steps, words and seconds it took."""
     import torch
 
-    torch.set_num_threads(threads)
-    vocab = vocabulary()
-    model, tensors = build(which, vocab)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    valid = corpus_sentences(VALID, held_out)
     sentences = corpus_sentences(TRAIN, 10**9)
     words, steps, start = 0, 0, time.perf_counter()
     model.train()
@@ -260,16 +268,41 @@ def train_for(which: str, seconds: float, threads: int, held_out: int) -> Dict:
             optimizer.step()
             words += sum(map(len, batch))
             steps += 1
-            if time.perf_counter() - start >= seconds:
-                return {
-                    "model": which,
-                    "seconds": time.perf_counter() - start,
-                    "steps": steps,
-                    "words": words,
-                    "held_out_perplexity": held_out_perplexity(model, tensors, valid),
-                    "peak_rss_mb": peak_rss_mb(),
-                }
+            seconds = time.perf_counter() - start
+            if stop(steps, seconds):
+                return {"steps": steps, "words": words, "seconds": seconds}
     raise RuntimeError("ran out of training data")
+
+
+def train_for(which: str, seconds: float, threads: int, held_out: int) -> Dict:
+    import torch
+
+    torch.set_num_threads(threads)
+    model, tensors = build(which, vocabulary())
+    trained = train_until(model, tensors, lambda _, elapsed: elapsed >= seconds)
+    valid = corpus_sentences(VALID, held_out)
+    return {
+        "model": which,
+        **trained,
+        "held_out_perplexity": held_out_perplexities(model, tensors, valid)["both"],
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def train_steps(compute_dtype: str, steps: int, threads: int, held_out: int) -> Dict:
+    """Ours in `compute_dtype` for `steps` batches, then its held-out perplexities."""
+    import torch
+
+    torch.set_num_threads(threads)
+    model, tensors = build("bilm", vocabulary(), compute_dtype)
+    trained = train_until(model, tensors, lambda done, _: done >= steps)
+    valid = corpus_sentences(VALID, held_out)
+    return {
+        "compute_dtype": compute_dtype,
+        **trained,
+        "words_per_second": trained["words"] / trained["seconds"],
+        "held_out_perplexity": held_out_perplexities(model, tensors, valid),
+    }
 
 
 def compare_speed(runs: int, num_batches: int, threads: int, compute_dtype: str) -> None:
@@ -309,12 +342,29 @@ def race(seconds: float, threads: int, held_out: int) -> None:
     print(json.dumps(results, indent=2))
 
 
+def quality(steps: int, threads: int, held_out: int) -> None:
+    """Ours trained in float32 and in bfloat16 at once, one process each, from the same
+    initial weights on the same batches (and the same dropout and sample draws)."""
+    vocabulary()
+    children = {
+        dtype: start_child(
+            __file__, "child-quality", dtype, str(steps), str(threads), str(held_out)
+        )
+        for dtype in ("float32", "bfloat16")
+    }
+    results = {dtype: child_result(child) for dtype, child in children.items()}
+    print(json.dumps(results, indent=2))
+
+
 def main() -> None:
     if sys.argv[1:2] == ["child-speed"]:
         answer(measure_speed(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]))
         return
     if sys.argv[1:2] == ["child-race"]:
         answer(train_for(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])))
+        return
+    if sys.argv[1:2] == ["child-quality"]:
+        answer(train_steps(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])))
         return
     from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 
@@ -336,13 +386,19 @@ def main() -> None:
     race_parser.add_argument("--seconds", type=float, default=900)
     race_parser.add_argument("--threads", type=int, default=1)
     race_parser.add_argument("--held-out", type=int, default=500)
+    quality_parser = commands.add_parser("quality")
+    quality_parser.add_argument("--steps", type=int, default=1000)
+    quality_parser.add_argument("--threads", type=int, default=1)
+    quality_parser.add_argument("--held-out", type=int, default=1000)
     args = parser.parse_args()
     shared_data(*TRAIN)
     print(header("cpu", f"{args.threads} per process"), flush=True)
     if args.command == "speed":
         compare_speed(args.runs, args.batches, args.threads, args.compute_dtype)
-    else:
+    elif args.command == "race":
         race(args.seconds, args.threads, args.held_out)
+    else:
+        quality(args.steps, args.threads, args.held_out)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ threads, `--parallel` at a time, on the fixed splits of ../shared/data (its READ
   figure2            the softmax-normalised layer weights learned by the +ELMo runs of table1,
                      as a PNG and a table
   all                all of these, in this order
+  bfloat16           not the paper's: table1's +ELMo runs (NER by default) against the same
+                     runs with ELMo's compute_dtype "bfloat16", at the same seeds
 
 Baseline and +ELMo runs of a task share the budget (epochs and sizes, `--set`) and the seed
 (`--seed`: AllenNLP's random_seed, numpy_seed and pytorch_seed). A run shared by several tables
@@ -55,7 +57,7 @@ if __package__ in (None, ""):  # run as a file: the project root, not experiment
 from experiments.allennlp_runs import Runner  # noqa: E402
 from experiments.planning import Plan  # noqa: E402
 from experiments.report import report_table  # noqa: E402
-from experiments.tables import DEFAULT_TASKS, TABLES, PaperTables  # noqa: E402
+from experiments.tables import DEFAULT_TASKS, PAPER_TABLES, TABLES, PaperTables  # noqa: E402
 from experiments.tasks import TASKS, knob_list  # noqa: E402
 
 
@@ -75,7 +77,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         "--tasks",
         nargs="+",
         choices=sorted(TASKS),
-        help="the tasks of table1, table2, table3 (snli, squad) and figure2; default: "
+        help="the tasks of table1, table2, table3 (snli, squad), figure2 and bfloat16; default: "
         + "; ".join(f"{table} {' '.join(names)}" for table, names in DEFAULT_TASKS.items()),
     )
     parser.add_argument(
@@ -128,7 +130,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         "--dry-run", action="store_true", help="print the commands of the runs to train"
     )
     args = parser.parse_args(argv)
-    args.tables = TABLES if "all" in args.tables else [t for t in TABLES if t in args.tables]
+    args.tables = PAPER_TABLES if "all" in args.tables else [t for t in TABLES if t in args.tables]
     args.figure = args.figure or os.path.join(args.output_dir, "figure2.png")
     return args
 

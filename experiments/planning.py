@@ -77,9 +77,11 @@ class Plan:
         top_layer_only: bool = False,
         fraction: float = 1.0,
         seed: Optional[int] = None,
+        compute_dtype: str = "float32",
     ) -> Run:
         """A run at this job's seeds, or with `seed` as its random, numpy and torch seed (and
-        the sample's), named with a `_seed<seed>` suffix."""
+        the sample's), named with a `_seed<seed>` suffix; ELMo in `compute_dtype`, named with
+        its suffix unless float32."""
         task = TASKS[task_name]
         seeds = self.seeds if seed is None else dict.fromkeys(SEED_KEYS, seed)
         name = variant
@@ -93,10 +95,12 @@ class Plan:
                     regularization,
                     top_layer_only,
                     self.bilm.num_layers,
+                    compute_dtype,
                 )
             )
             name += f"_lambda{regularization:g}" if regularization != DEFAULT_LAMBDA else ""
             name += "_top_layer" if top_layer_only else ""
+            name += f"_{compute_dtype}" if compute_dtype != "float32" else ""
         if fraction < 1.0:
             overrides.update(
                 self.subsample_overrides(task, overrides, fraction, seeds["random_seed"])

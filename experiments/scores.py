@@ -78,3 +78,9 @@ def increase(baseline: Result, elmo: Result) -> str:
 def headline_increase(baseline: Result, elmo: Result) -> str:
     base, better = headline(baseline), headline(elmo)
     return "-" if base is None or better is None else f"{better - base:+.2f}"
+
+
+def headline_spread(result: Result) -> str:
+    """The headline score's seed-to-seed standard deviation of a mean over seeds."""
+    key = task_of(result.run).test_metrics[-1]
+    return f"{100 * result.spread[key]:.2f}" if key in result.spread else "-"

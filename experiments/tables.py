@@ -13,18 +13,21 @@ from experiments.scores import (
     dev_and_test,
     dev_score,
     headline_increase,
+    headline_spread,
     increase,
     seed_mean,
     test_score,
 )
 from experiments.tasks import TASKS, task_names, task_of
 
-TABLES = ["table1", "table2", "table3", "sample_efficiency", "figure2"]
+PAPER_TABLES = ["table1", "table2", "table3", "sample_efficiency", "figure2"]
+TABLES = PAPER_TABLES + ["bfloat16"]
 DEFAULT_TASKS = {
     "table1": list(TASKS),
     "table2": ["ner", "snli"],
     "table3": ["snli"],
     "figure2": list(TASKS),
+    "bfloat16": ["ner"],
 }
 
 
@@ -187,6 +190,50 @@ class PaperTables:
         ]
         image = os.path.relpath(os.path.abspath(self.figure), self.plan.output_dir)
         return markdown_table(["task"] + layers, rows) + f"\n\n![layer weights]({image})", results
+
+    def bfloat16(self) -> Tuple[str, List[Result]]:
+        """Each task's table-1 +ELMo run with ELMo in float32 (the same runs as table1's)
+        against ELMo in bfloat16, at the same seeds: what `compute_dtype` costs downstream."""
+        rows, all_results = [], []
+        for name in self.tasks("bfloat16"):
+            task = TASKS[name]
+            cells = [
+                self.plan.runs(name, task.table1_elmo, compute_dtype=dtype)
+                for dtype in ("float32", "bfloat16")
+            ]
+            (exact, reduced), results = self.cell_results(cells)
+            all_results += results
+            at_each_seed = ", ".join(
+                headline_increase(self.runner.results[a.name], self.runner.results[b.name])
+                for a, b in zip(*cells)
+            )
+            rows.append(
+                [
+                    task.title,
+                    f"test {task.metric_name}",
+                    test_score(exact),
+                    test_score(reduced),
+                    headline_increase(exact, reduced),
+                    at_each_seed,
+                    headline_spread(exact),
+                    f"{dev_score(exact)} / {dev_score(reduced)}",
+                    task.table1_elmo,
+                    self.budget_text(name),
+                ]
+            )
+        header = [
+            "task",
+            "metric",
+            "ELMo in float32",
+            "ELMo in bfloat16",
+            "difference",
+            "difference at each seed",
+            "float32's seed-to-seed std",
+            "best dev: float32 / bfloat16",
+            "ELMo variant",
+            "budget",
+        ]
+        return markdown_table(header, rows), all_results
 
     def budget_text(self, task_name: str) -> str:
         return ", ".join(

@@ -4,7 +4,7 @@
 //
 //   function(task, budget)       the budget's overrides: {epochs, hidden_size, ...}
 //   function(task, elmo)         the ELMo overrides: {options_file, weight_file,
-//                                regularization, top_layer_only, num_layers}
+//                                regularization, top_layer_only, num_layers, compute_dtype}
 local elmo = import "../elmo_plugin/training_configs/common/elmo.libsonnet";
 
 local embedders = "model.text_field_embedder.token_embedders";
@@ -56,6 +56,11 @@ local elmo_overrides(field, settings) = {
   // The biLM's LSTM layers and its token layer, all but the top one weighted 0.
   if settings.top_layer_only
   then { [field + ".scalar_mix_parameters"]: elmo.top_layer_only(settings.num_layers + 1) }
+  else {}
+) + (
+  // float32 is the embedder's default: left unset, so float32 runs keep their settings.
+  if settings.compute_dtype != "float32"
+  then { [field + ".compute_dtype"]: settings.compute_dtype }
   else {}
 );
 

@@ -53,9 +53,10 @@ class Task:
         regularization: float,
         top_layer_only: bool,
         num_layers: int,
+        compute_dtype: str = "float32",
     ) -> Dict[str, Any]:
-        """The biLM files, the regularizer's lambda and, with `top_layer_only`, fixed layer
-        weights on the top one of the biLM's `num_layers` LSTM layers."""
+        """The biLM files, the regularizer's lambda, with `top_layer_only` fixed layer weights
+        on the top one of the biLM's `num_layers` LSTM layers, and ELMo's `compute_dtype`."""
         return self._knobs(
             elmo=dict(
                 options_file=options_file,
@@ -63,6 +64,7 @@ class Task:
                 regularization=regularization,
                 top_layer_only=top_layer_only,
                 num_layers=num_layers,
+                compute_dtype=compute_dtype,
             )
         )
 

@@ -127,6 +127,20 @@ def test_extra_seeds_train_every_cell_again_and_show_mean_and_spread(job):
     assert "mean ± sample standard deviation of 2 runs" in process.stdout
 
 
+def test_bfloat16_table_trains_elmo_in_bfloat16_beside_table1s_float32_run(job):
+    output_dir, _ = job
+    process = paper_tables_command(output_dir, "bfloat16", "--tasks", "snli")
+    # The float32 cell is table1's (and table3's) input-and-output run, already trained.
+    assert process.stderr.count("cached ") == 1 and process.stderr.count("training ") == 1
+    record = json.loads((output_dir / "snli" / "elmo_input_output_bfloat16" / "run.json").read_text())
+    assert record["settings"]["overrides"]["model.elmo.compute_dtype"] == "bfloat16"
+    float32 = json.loads((output_dir / "snli" / "elmo_input_output" / "run.json").read_text())
+    assert not any("compute_dtype" in key for key in float32["settings"]["overrides"])
+    [row] = rows_starting((output_dir / "bfloat16.md").read_text(), "SNLI")
+    assert re.fullmatch(rf" {NUMBER} ", row[2]) and re.fullmatch(rf" {NUMBER} ", row[3])
+    assert re.fullmatch(r" [+-]\d+\.\d\d ", row[4]), row
+
+
 def test_seed_mean_averages_metrics_and_reports_their_spread():
     run = Run("ner/elmo", "c.jsonnet", {}, "/tmp/x")
     results = [Result(run, {"test_f1": f1, "epoch": 2, "best": True}, wall_clock_s=60.0)
