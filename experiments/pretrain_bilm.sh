@@ -12,13 +12,19 @@
 #   bash experiments/pretrain_bilm.sh                 # EPOCHS=9 (what the shipped model had)
 #   EPOCHS=40 RUN=runs/bilm_longer OUT=/tmp/elmo bash experiments/pretrain_bilm.sh
 #   STAGES="archive export evaluate" bash experiments/pretrain_bilm.sh   # after stopping step 1
+#
+# CONFIG picks another config (bilm_wikipedia_continue.jsonnet trains the shipped biLM further),
+# TRAIN another training corpus (a file or a glob, e.g. shards not seen yet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 EPOCHS=${EPOCHS:-9}
+BATCHES=${BATCHES:-300}  # batches an "epoch": a checkpoint and a validation each
 RUN=${RUN:-runs/pretrained_bilm}
 OUT=${OUT:-elmo_plugin/pretrained/elmo_wikipedia_512x128}
 STAGES=${STAGES:-"train archive export evaluate"}
+CONFIG=${CONFIG:-elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet}
+TRAIN=${TRAIN:-}
 DATA=../shared/data
 PLUGIN="--include-package elmo_plugin"
 
@@ -27,8 +33,10 @@ stage() { [[ " $STAGES " == *" $1 "* ]]; }
 if stage train; then
   recover=()
   [[ -f "$RUN/config.json" ]] && recover=(--recover)
-  OMP_NUM_THREADS=1 allennlp train elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet -s "$RUN" $PLUGIN \
-    "${recover[@]}" -o "{\"data_loader.batches_per_epoch\": 300, \"trainer.num_epochs\": $EPOCHS}"
+  train_data=""
+  [[ -n "$TRAIN" ]] && train_data=", \"train_data_path\": \"$TRAIN\""
+  OMP_NUM_THREADS=1 allennlp train "$CONFIG" -s "$RUN" $PLUGIN "${recover[@]}" \
+    -o "{\"data_loader.batches_per_epoch\": $BATCHES, \"trainer.num_epochs\": $EPOCHS$train_data}"
 fi
 
 if stage archive && [[ ! -f "$RUN/model.tar.gz" ]]; then
