@@ -58,7 +58,9 @@ class SampledSoftmax(torch.nn.Module):
     be ordered by descending frequency), subtracts the log expected count of every class from
     its logit, and removes accidental hits; it equals AllenNLP's `SampledSoftmaxLoss` for the
     same draws. The sampled logits are reduced a chunk of rows at a time, never held whole
-    (`chunked_logsumexp`: ~3x faster here than autograd's `logsumexp` over the whole matrix).
+    (`chunked_logsumexp`; at 2,800 predictions and 4,096 samples, one thread, forward and
+    backward 1.4x faster than autograd's `logsumexp` over the whole matrix in float32, 3.3x with
+    the products in bfloat16).
     Evaluation scores the full vocabulary in chunks of rows so that memory stays bounded for
     large vocabularies.
 
