@@ -56,7 +56,8 @@ if stage export; then
 fi
 
 if stage evaluate; then
-  everything='{"validation_dataset_reader.max_instances": null}'
+  # Every held-out sentence, and the biLM in float32 (exact) however it was trained.
+  everything='{"validation_dataset_reader.max_instances": null, "model.compute_dtype": "float32"}'
   for split in "wikipedia_test:$DATA/lm_wikipedia_en_2015/tokenized/test.txt.xz" \
                "wikitext2_test:$DATA/wikitext-2/wiki.test.tokens"; do
     name=${split%%:*}
