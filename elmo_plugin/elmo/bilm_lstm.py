@@ -129,7 +129,9 @@ class BiLstmLayer(torch.nn.Module):
         step_product: StepProduct
         if self.compute_dtype == torch.float32:
             input_weight, projection_weight = self.input_weight, self.projection_weight
-            step_product = self._float32_step_product(batch_sizes[0] if batch_sizes else 1)
+            step_product = self._step_product(
+                self.state_weight, batch_sizes[0] if batch_sizes else 1
+            )
         else:
             # Converted once per forward pass of the layer (and kept while frozen). No
             # column-major copy: for the bfloat16 step product it was 14% faster on torch 2.15
@@ -137,7 +139,7 @@ class BiLstmLayer(torch.nn.Module):
             input_weight, state_weight, projection_weight = self._reduced.get(
                 (self.input_weight, self.state_weight, self.projection_weight), self.compute_dtype
             )
-            step_product = _product_adder(state_weight)
+            step_product = self._step_product(state_weight, batch_sizes[0] if batch_sizes else 1)
         # The gate inputs (and so every step's gates) are float32: the reduced-precision product
         # is added to the bias in float32, and each step's state product to them.
         gate_inputs = _add_product(self.bias, inputs.to(input_weight.dtype), input_weight)
@@ -173,14 +175,18 @@ class BiLstmLayer(torch.nn.Module):
         # Outputs and states in float32 (one conversion for all the steps, none in float32).
         return torch.cat(outputs, dim=1).float(), (final_hidden.float(), final_memory)
 
-    def _float32_step_product(self, rows: int) -> StepProduct:
-        """The exact step product: oneDNN on a packed weight where that is faster and no
-        gradient flows (`elmo_plugin.elmo.packed_state_product`), else MKL's `baddbmm`."""
-        if PackedStateProduct.applies_to(self.state_weight):
-            self._packed_state.prepare(self.state_weight, rows)
+    def _step_product(self, state_weight: torch.Tensor, rows: int) -> StepProduct:
+        """The step product on `state_weight` (the parameter, or its reduced-precision copy):
+        oneDNN on a packed weight where that is faster and no gradient flows
+        (`elmo_plugin.elmo.packed_state_product`), else MKL's `baddbmm` on a column-major copy
+        in float32, or a plain product in the reduced dtype."""
+        if PackedStateProduct.applies_to(state_weight):
+            self._packed_state.prepare(state_weight, rows)
             return self._packed_state.add_product
         self._packed_state.clear()  # training: the packed copy would go stale
-        return _product_adder(_column_major(self.state_weight))
+        if state_weight.dtype == torch.float32:
+            return _product_adder(_column_major(state_weight))
+        return _product_adder(state_weight)
 
 
 def _product_adder(weight: torch.Tensor) -> StepProduct:

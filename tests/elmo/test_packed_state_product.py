@@ -1,10 +1,11 @@
 """The oneDNN product on a packed recurrent weight (`elmo/packed_state_product.py`): used only
-for float32 inference on large weights, equal to MKL's `baddbmm` path to float rounding, packed
+for inference on large weights (float32, or bfloat16 where the CPU has it natively), equal to MKL's `baddbmm` path to float rounding, packed
 again when a weight changes, and never in a pass that gradients flow through."""
 import pytest
 import torch
 
 from elmo_plugin.elmo import ElmoBiLstm, packed_state_product
+from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16
 from elmo_plugin.elmo.packed_state_product import PackedStateProduct
 
 needs_operators = pytest.mark.skipif(
@@ -75,4 +76,25 @@ def test_small_weights_and_training_keep_mkl(monkeypatch):
         lstm(inputs, mask)  # 8 x 128 per direction: far below the size where oneDNN wins
     assert calls == []
     assert not PackedStateProduct.applies_to(torch.zeros(2, 512, 16384, requires_grad=True))
-    assert not PackedStateProduct.applies_to(torch.zeros(2, 512, 16384, dtype=torch.bfloat16))
+    bfloat16 = torch.zeros(2, 512, 16384, dtype=torch.bfloat16)
+    assert PackedStateProduct.applies_to(bfloat16) == (
+        packed_state_product._OPERATORS is not None and cpu_has_native_bfloat16()
+    )
+
+
+@needs_operators
+@pytest.mark.skipif(not cpu_has_native_bfloat16(), reason="needs native bfloat16 (AVX512_BF16/AMX)")
+def test_bfloat16_inference_uses_the_packed_product_and_equals_the_plain_one(
+    monkeypatch, every_weight_is_large
+):
+    lstm, inputs, mask = lstm_and_batch()
+    lstm.set_compute_dtype(torch.bfloat16)
+    calls = count_packed_products(monkeypatch)
+    plain, plain_state = lstm(inputs, mask)  # gradients flow: a plain bfloat16 product
+    assert calls == []
+    with torch.no_grad():
+        packed, packed_state = lstm(inputs, mask)
+    assert calls == [5, 4, 4, 3, 3, 3, 3, 1, 1] * 2
+    for a, b in zip(plain + list(plain_state), packed + list(packed_state)):
+        assert a.dtype == b.dtype == torch.float32
+        assert torch.allclose(a, b, rtol=1e-2, atol=1e-2)
