@@ -15,6 +15,7 @@ from typing import Callable, Dict, List
 
 from bilm_training_speed import BATCH_SIZE, TRAIN, batches_of, build, corpus_sentences, vocabulary
 from common import header
+from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 
 
 def timed(step: Callable[[], None], repeats: int = 1) -> float:
@@ -71,7 +72,7 @@ def main() -> None:
     parser.add_argument("--model", choices=["bilm", "peer"], default="bilm")
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--compute-dtype", choices=["float32", "bfloat16"], default="float32")
+    parser.add_argument("--compute-dtype", choices=sorted(COMPUTE_DTYPES), default="float32")
     args = parser.parse_args()
 
     import torch

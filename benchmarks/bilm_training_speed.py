@@ -241,8 +241,7 @@ def held_out_perplexities(model, tensors, sentences: List[List[str]]) -> Dict[st
             output = model(**tensors(batch))
             predictions = sum(len(s) + 1 for s in batch)  # per direction
             for direction in totals:
-                loss = output.get(f"{direction}_loss", output["loss"])
-                totals[direction] += float(loss) * predictions
+                totals[direction] += float(output[f"{direction}_loss"]) * predictions
             count += predictions
     model.train()
     perplexities = {direction: math.exp(total / count) for direction, total in totals.items()}

@@ -73,12 +73,7 @@ class PaperTables:
             names, cells[::2], cells[1::2], cell_results[::2], cell_results[1::2]
         ):
             task = TASKS[name]
-            at_each_seed = ", ".join(
-                headline_increase(
-                    self.runner.results[baseline.name], self.runner.results[elmo.name]
-                )
-                for baseline, elmo in zip(baseline_runs, elmo_runs)
-            )
+            at_each_seed = self.increases_at_each_seed(baseline_runs, elmo_runs)
             rows.append(
                 [
                     task.title,
@@ -203,10 +198,7 @@ class PaperTables:
             ]
             (exact, reduced), results = self.cell_results(cells)
             all_results += results
-            at_each_seed = ", ".join(
-                headline_increase(self.runner.results[a.name], self.runner.results[b.name])
-                for a, b in zip(*cells)
-            )
+            at_each_seed = self.increases_at_each_seed(*cells)
             rows.append(
                 [
                     task.title,
@@ -234,6 +226,13 @@ class PaperTables:
             "budget",
         ]
         return markdown_table(header, rows), all_results
+
+    def increases_at_each_seed(self, first_runs: List[Run], second_runs: List[Run]) -> str:
+        """The headline score of each second run minus its first run's, seed by seed."""
+        return ", ".join(
+            headline_increase(self.runner.results[first.name], self.runner.results[second.name])
+            for first, second in zip(first_runs, second_runs)
+        )
 
     def budget_text(self, task_name: str) -> str:
         return ", ".join(

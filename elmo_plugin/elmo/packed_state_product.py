@@ -26,7 +26,7 @@ from typing import Callable, List, Optional, Tuple
 
 import torch
 
-from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16, plus_float32
+from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16
 
 # At and above this many elements per direction a pre-packed oneDNN product beat MKL's here.
 MIN_WEIGHT_ELEMENTS = 4 * 2**20
@@ -83,7 +83,9 @@ class PackedStateProduct:
         products = [
             linear(hidden[d], packed, None, "none", [], "") for d, packed in enumerate(self._packed)
         ]
-        return plus_float32(torch.stack(products), sums)
+        # The stacked products are a fresh tensor: in float32 `.float()` is that tensor itself,
+        # which the sums are added to in place; in bfloat16 the sum is float32.
+        return torch.stack(products).float().add_(sums)
 
     def clear(self) -> None:
         self._key, self._packed = None, []

@@ -11,7 +11,6 @@ from overrides import overrides
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
 from elmo_plugin.elmo.bilm_lstm import LstmState
 from elmo_plugin.elmo.bilm_tf_format import check_options
-from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -103,7 +102,7 @@ class BilmLanguageModel(Model):
             self._bilm.lstm.hidden_size,
             num_samples,
         )
-        self._softmax.set_compute_dtype(parse_compute_dtype(compute_dtype))
+        self._softmax.set_compute_dtype(self._bilm.lstm.compute_dtype)
         self._perplexity = TokenPerplexity()
         self._lane_states: Dict[bool, _LaneStates] = {}
         if initializer is not None:
