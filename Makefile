@@ -61,9 +61,12 @@ test-all:
 # The paper's tables in miniature (README "The paper's tables in miniature"), from ../shared/data
 # and the shipped biLM: about 2 h 30 min on 2 cores. Finished runs in runs/ are reused, so an
 # interrupted job resumes where it stopped.
+# The runs' records are kept in git (experiments/results/.gitignore): a finished run is read
+# back, so the tables render at once from a clone, and a job cut off goes on where it stopped.
+TABLES_DIR := experiments/results/paper_tables
 tables: $(STAMP)
-	$(BIN)/python experiments/paper_tables.py table1 table2 table3 --extra-seeds 1 2
-	$(BIN)/python experiments/paper_tables.py sample_efficiency figure2 --figure docs/elmo_layer_weights.png
+	$(BIN)/python experiments/paper_tables.py table1 table2 table3 sample_efficiency --extra-seeds 1 2 --output-dir $(TABLES_DIR)
+	$(BIN)/python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png --output-dir $(TABLES_DIR)
 	bash experiments/snli_domain_adaptation.sh
 
 bench-embed: $(STAMP)

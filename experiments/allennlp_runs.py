@@ -29,6 +29,14 @@ PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_RECORD = "run.json"
 
 
+def project_path(path: str) -> str:
+    """`path` relative to the project root when it lies inside it (runs start there), else
+    absolute: a run's settings, and so its record, then do not depend on where the clone is."""
+    path = os.path.abspath(path)
+    inside = os.path.commonpath([path, PROJECT_ROOT]) == PROJECT_ROOT
+    return os.path.relpath(path, PROJECT_ROOT) if inside else path
+
+
 @dataclass
 class Run:
     """One `allennlp train`: `config` is relative to the project root (where it runs),

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional
 
 from elmo_plugin.elmo.bilm_tf_format import read_options
 
-from experiments.allennlp_runs import PROJECT_ROOT, Run
+from experiments.allennlp_runs import PROJECT_ROOT, Run, project_path
 from experiments.conll import (
     conll_sentences,
     entity_tags,
@@ -26,6 +26,8 @@ SEED_KEYS, ALLENNLP_SEEDS = ("random_seed", "numpy_seed", "pytorch_seed"), (1337
 
 @dataclass(frozen=True)
 class Bilm:
+    """The biLM of a job's +ELMo runs; its files as `project_path` gives them."""
+
     options_file: str
     weight_file: str
     num_layers: int
@@ -33,18 +35,17 @@ class Bilm:
 
     @classmethod
     def read(cls, options_file: str, weight_file: str, dry_run: bool) -> "Bilm":
-        options_file, weight_file = os.path.abspath(options_file), os.path.abspath(weight_file)
+        files = project_path(options_file), project_path(weight_file)
         if not os.path.isfile(options_file):
             if dry_run:  # the commands can be listed before the biLM is exported
-                return cls(options_file, weight_file, 2, 0)
+                return cls(*files, 2, 0)
             raise SystemExit(f"{options_file}: no such biLM options file (see --bilm-options)")
         lstm = read_options(options_file)["lstm"]  # checked: a clear error on a bad file
         # Each layer's output joins the two directions' projections.
-        return cls(options_file, weight_file, lstm["n_layers"], 2 * lstm["projection_dim"])
+        return cls(*files, lstm["n_layers"], 2 * lstm["projection_dim"])
 
     def description(self) -> str:
-        weight_file = os.path.relpath(self.weight_file, PROJECT_ROOT)
-        return f"{weight_file} ({self.num_layers} LSTM layers, output dim {self.output_dim})"
+        return f"{self.weight_file} ({self.num_layers} LSTM layers, output dim {self.output_dim})"
 
 
 class Plan:
@@ -129,7 +130,7 @@ class Plan:
             or task.config_value("baseline", "dataset_reader")["tag_scheme"]
         )
         return {
-            "train_data_path": sample,
+            "train_data_path": project_path(sample),
             "trainer.num_epochs": epochs,
             # No early stopping: on a few sentences dev F1 can stay 0 for several epochs.
             "trainer.patience": None,

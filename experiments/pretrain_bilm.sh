@@ -14,7 +14,9 @@
 #   STAGES="archive export evaluate" bash experiments/pretrain_bilm.sh   # after stopping step 1
 #
 # CONFIG picks another config (bilm_wikipedia_continue.jsonnet trains the shipped biLM further),
-# TRAIN another training corpus (a file or a glob, e.g. shards not seen yet).
+# TRAIN another training corpus (a file or a glob, e.g. shards not seen yet), COMPUTE_DTYPE the
+# training's dtype when it should not be the config's (float32 on a CPU without native bfloat16,
+# where bfloat16 is emulated and slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -25,6 +27,7 @@ OUT=${OUT:-elmo_plugin/pretrained/elmo_wikipedia_512x128}
 STAGES=${STAGES:-"train archive export evaluate"}
 CONFIG=${CONFIG:-elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet}
 TRAIN=${TRAIN:-}
+COMPUTE_DTYPE=${COMPUTE_DTYPE:-}
 DATA=../shared/data
 PLUGIN="--include-package elmo_plugin"
 
@@ -33,10 +36,11 @@ stage() { [[ " $STAGES " == *" $1 "* ]]; }
 if stage train; then
   recover=()
   [[ -f "$RUN/config.json" ]] && recover=(--recover)
-  train_data=""
-  [[ -n "$TRAIN" ]] && train_data=", \"train_data_path\": \"$TRAIN\""
+  extra=""
+  [[ -n "$TRAIN" ]] && extra=", \"train_data_path\": \"$TRAIN\""
+  [[ -n "$COMPUTE_DTYPE" ]] && extra+=", \"model.compute_dtype\": \"$COMPUTE_DTYPE\""
   OMP_NUM_THREADS=1 allennlp train "$CONFIG" -s "$RUN" $PLUGIN "${recover[@]}" \
-    -o "{\"data_loader.batches_per_epoch\": $BATCHES, \"trainer.num_epochs\": $EPOCHS$train_data}"
+    -o "{\"data_loader.batches_per_epoch\": $BATCHES, \"trainer.num_epochs\": $EPOCHS$extra}"
 fi
 
 if stage archive && [[ ! -f "$RUN/model.tar.gz" ]]; then

@@ -101,6 +101,35 @@ def test_a_second_job_reads_every_finished_run_back(job):
     assert first_table3 == second_table3
 
 
+def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
+    output_dir, _ = job
+    record = json.loads((output_dir / "snli" / "elmo_input" / "run.json").read_text())
+    overrides = record["settings"]["overrides"]
+    assert overrides["model.elmo.options_file"] == "fixtures/elmo/options.json"
+    assert overrides["model.elmo.weight_file"] == "fixtures/elmo/lm_weights.hdf5"
+    # The job's output dir lies outside the project: its sample is named absolutely.
+    sample = json.loads((output_dir / "ner" / "baseline_50pct" / "run.json").read_text())
+    assert sample["settings"]["overrides"]["train_data_path"] == str(
+        output_dir / "data" / "ner_train_50pct_seed13370.txt"
+    )
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs the project's git checkout")
+@pytest.mark.parametrize(
+    "path, kept",
+    [("ner/baseline/run.json", True), ("ner/baseline/metrics.json", True),
+     ("ner/baseline/metrics_epoch_3.json", True), ("table1.md", True),
+     ("ner/baseline/model.tar.gz", False), ("ner/baseline/best.th", False),
+     ("ner/baseline.log", False), ("data/ner_train_1pct_seed1.txt", False)],
+)
+def test_git_keeps_only_the_records_of_the_runs_behind_the_tables(path, kept):
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "-q", f"experiments/results/paper_tables/{path}"],
+        cwd=ROOT,
+    ).returncode == 0
+    assert ignored != kept
+
+
 def test_a_dry_run_lists_only_the_runs_whose_settings_changed(job):
     output_dir, _ = job
     same = paper_tables_command(output_dir, "table3", "--dry-run")
