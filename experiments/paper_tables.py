@@ -14,6 +14,8 @@ threads, `--parallel` at a time, on the fixed splits of ../shared/data (its READ
   figure2            the softmax-normalised layer weights learned by the +ELMo runs of table1,
                      as a PNG and a table
   all                all of these, in this order
+  convergence        how far table1's runs are from converged: each one's dev score (train
+                     score for SQuAD, which has no dev split) after every epoch, mean over seeds
   bfloat16           not the paper's: table1's +ELMo runs (NER by default) against the same
                      runs with ELMo's compute_dtype "bfloat16", at the same seeds
 
@@ -77,7 +79,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         "--tasks",
         nargs="+",
         choices=sorted(TASKS),
-        help="the tasks of table1, table2, table3 (snli, squad), figure2 and bfloat16; default: "
+        help="the tasks of table1, table2, table3 (snli, squad), figure2, convergence and "
+        "bfloat16; default: "
         + "; ".join(f"{table} {' '.join(names)}" for table, names in DEFAULT_TASKS.items()),
     )
     parser.add_argument(

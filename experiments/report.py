@@ -13,6 +13,7 @@ TITLES = {
     "table3": "Table 3: ELMo at the input, at the output, or both",
     "sample_efficiency": "Sample efficiency: CoNLL-2003 NER test F1 against training data",
     "figure2": "Figure 2: learned layer weights of the table 1 +ELMo runs",
+    "convergence": "Convergence: table 1's runs after each epoch (mean over seeds)",
     "bfloat16": "ELMo in bfloat16 against float32: the table 1 +ELMo runs at the same seeds",
 }
 

@@ -1,6 +1,10 @@
 """The paper's tables in miniature: each table's runs, trained by a Runner, as markdown."""
 
+import glob
+import json
 import os
+import re
+import statistics
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from elmo_plugin.elmo.layer_weight_names import GAMMA
@@ -21,12 +25,13 @@ from experiments.scores import (
 from experiments.tasks import TASKS, task_names, task_of
 
 PAPER_TABLES = ["table1", "table2", "table3", "sample_efficiency", "figure2"]
-TABLES = PAPER_TABLES + ["bfloat16"]
+TABLES = PAPER_TABLES + ["convergence", "bfloat16"]
 DEFAULT_TASKS = {
     "table1": list(TASKS),
     "table2": ["ner", "snli"],
     "table3": ["snli"],
     "figure2": list(TASKS),
+    "convergence": list(TASKS),
     "bfloat16": ["ner"],
 }
 
@@ -186,6 +191,25 @@ class PaperTables:
         image = os.path.relpath(os.path.abspath(self.figure), self.plan.output_dir)
         return markdown_table(["task"] + layers, rows) + f"\n\n![layer weights]({image})", results
 
+    def convergence(self) -> Tuple[str, List[Result]]:
+        """How far table 1's runs are from converged: each cell's dev score after every epoch
+        (the mean over its seeds), its best epoch and what its last epoch added."""
+        rows, all_results = [], []
+        for name in self.tasks("convergence"):
+            task = TASKS[name]
+            variants = ("baseline", task.table1_elmo)
+            cells = [self.plan.runs(name, variant) for variant in variants]
+            all_results += self.cell_results(cells)[1]
+            for variant, cell in zip(variants, cells):
+                curve = mean_epoch_curve(cell, task.epoch_curve_metric)
+                rows.append(
+                    [task.title, variant, task.epoch_curve_metric]
+                    + curve_summary(curve)
+                    + [self.budget_text(name)]
+                )
+        header = ["task", "run", "metric", "after each epoch", "best epoch", "last epoch's change"]
+        return markdown_table(header + ["budget"], rows), all_results
+
     def bfloat16(self) -> Tuple[str, List[Result]]:
         """Each task's table-1 +ELMo run with ELMo in float32 (the same runs as table1's)
         against ELMo in bfloat16, at the same seeds: what `compute_dtype` costs downstream."""
@@ -240,6 +264,36 @@ class PaperTables:
             for knob, value in self.plan.budgets[task_name].items()
             if knob != "subsample_max_epochs"
         )
+
+
+def epoch_curve(run: Run, key: str) -> List[float]:
+    """`key` in percent after each epoch of a finished run (its `metrics_epoch_*.json`)."""
+    paths = glob.glob(os.path.join(run.serialization_dir, "metrics_epoch_*.json"))
+    curve = []
+    for path in sorted(paths, key=lambda path: int(re.findall(r"\d+", os.path.basename(path))[0])):
+        with open(path, encoding="utf-8") as handle:
+            curve.append(100 * json.load(handle)[key])
+    return curve
+
+
+def mean_epoch_curve(runs: Sequence[Run], key: str) -> List[float]:
+    """The runs' curves averaged epoch by epoch, up to the last epoch every run reached (early
+    stopping can end one seed before another)."""
+    curves = [epoch_curve(run, key) for run in runs]
+    return [statistics.mean(values) for values in zip(*curves)]
+
+
+def curve_summary(curve: List[float]) -> List[str]:
+    """The curve, its best epoch (from 1) and its last epoch's change over the one before."""
+    if not curve:
+        return ["-", "-", "-"]
+    best = max(range(len(curve)), key=curve.__getitem__)
+    last_change = f"{curve[-1] - curve[-2]:+.2f}" if len(curve) > 1 else "-"
+    return [
+        ", ".join(f"{value:.1f}" for value in curve),
+        f"{best + 1} of {len(curve)}",
+        last_change,
+    ]
 
 
 def layer_weight_groups(result: Result) -> List[Tuple[str, plot_layer_weights.Mix]]:

@@ -43,6 +43,14 @@ class Task:
         path = os.path.join(PROJECT_ROOT, self.config_file(variant))
         return json.loads(_jsonnet.evaluate_file(path))[key]
 
+    @property
+    def epoch_curve_metric(self) -> str:
+        """The metric an epoch's `metrics_epoch_*.json` holds for the convergence table: the dev
+        metric, or for a task trained without validation its headline metric on train."""
+        if self.dev_metric is not None:
+            return self.dev_metric.replace("best_validation_", "validation_", 1)
+        return self.test_metrics[-1].replace("test_", "training_", 1)
+
     def budget_overrides(self, budget: Dict[str, Any]) -> Dict[str, Any]:
         return self._knobs(budget=budget)
 

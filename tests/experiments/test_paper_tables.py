@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from experiments import conll, scores
+from experiments import conll, scores, tables
 from experiments.allennlp_runs import Result, Run
 
 ROOT = Path(__file__).parents[2]
@@ -99,6 +99,37 @@ def test_a_second_job_reads_every_finished_run_back(job):
     assert [path.stat().st_mtime for path in metrics] == modified
     first_table3, second_table3 = (rows_starting(process.stdout, "SNLI") for process in (first, second))
     assert first_table3 == second_table3
+
+
+def test_convergence_shows_each_table1_runs_dev_score_after_every_epoch(job):
+    output_dir, _ = job
+    process = paper_tables_command(output_dir, "convergence", "--tasks", "snli")
+    # Table 1's SNLI runs are table 3's baseline and input-and-output runs: nothing trains.
+    assert process.stderr.count("cached ") == 2 and "training " not in process.stderr
+    rows = rows_starting((output_dir / "convergence.md").read_text(), "SNLI")
+    assert [row[1].strip() for row in rows] == ["baseline", "elmo_input_output"]
+    for row, run in zip(rows, ("baseline", "elmo_input_output")):
+        epoch = json.loads((output_dir / "snli" / run / "metrics_epoch_0.json").read_text())
+        assert row[2].strip() == "validation_accuracy"
+        assert row[3].strip() == f"{100 * epoch['validation_accuracy']:.1f}"
+        assert row[4].strip() == "1 of 1" and row[5].strip() == "-"
+
+
+def test_a_curve_is_averaged_over_the_epochs_every_seed_reached(tmp_path):
+    runs = []
+    for seed, curve in [(1, [0.40, 0.42, 0.47, 0.50, 0.49, 0.48, 0.47, 0.46, 0.45, 0.44, 0.43]),
+                        (2, [0.30, 0.44, 0.45])]:
+        run = Run(f"snli/baseline_seed{seed}", "c.jsonnet", {}, str(tmp_path / f"seed{seed}"))
+        Path(run.serialization_dir).mkdir()
+        for epoch, accuracy in enumerate(curve):  # epoch 10 sorts after 9, not after 1
+            (Path(run.serialization_dir) / f"metrics_epoch_{epoch}.json").write_text(
+                json.dumps({"validation_accuracy": accuracy}))
+        runs.append(run)
+    assert tables.epoch_curve(runs[0], "validation_accuracy")[9:] == pytest.approx([44.0, 43.0])
+    curve = tables.mean_epoch_curve(runs, "validation_accuracy")
+    assert curve == pytest.approx([35.0, 43.0, 46.0])
+    assert tables.curve_summary(curve) == ["35.0, 43.0, 46.0", "3 of 3", "+3.00"]
+    assert tables.curve_summary([]) == ["-", "-", "-"]
 
 
 def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
