@@ -28,6 +28,7 @@ STAGES=${STAGES:-"train archive export evaluate"}
 CONFIG=${CONFIG:-elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet}
 TRAIN=${TRAIN:-}
 COMPUTE_DTYPE=${COMPUTE_DTYPE:-}
+THREADS=${THREADS:-1}  # torch threads for training: 1 keeps a core free for other work
 DATA=../shared/data
 PLUGIN="--include-package elmo_plugin"
 
@@ -39,7 +40,7 @@ if stage train; then
   extra=""
   [[ -n "$TRAIN" ]] && extra=", \"train_data_path\": \"$TRAIN\""
   [[ -n "$COMPUTE_DTYPE" ]] && extra+=", \"model.compute_dtype\": \"$COMPUTE_DTYPE\""
-  OMP_NUM_THREADS=1 allennlp train "$CONFIG" -s "$RUN" $PLUGIN "${recover[@]}" \
+  OMP_NUM_THREADS=$THREADS allennlp train "$CONFIG" -s "$RUN" $PLUGIN "${recover[@]}" \
     -o "{\"data_loader.batches_per_epoch\": $BATCHES, \"trainer.num_epochs\": $EPOCHS$extra}"
 fi
 
