@@ -13,12 +13,14 @@ what they cost.
 import hashlib
 import json
 import os
+import platform
 import shlex
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import _jsonnet
@@ -91,10 +93,18 @@ class Result:
     error: Optional[str] = None
     seeds: int = 1
     spread: Dict[str, float] = field(default_factory=dict)
+    environment: Optional[str] = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def software_environment() -> str:
+    """What a run is trained with (`train` runs it with this Python): the install profile's
+    versions, kept in its record because a table can mix runs of several jobs."""
+    packages = ", ".join(f"{name} {version(name)}" for name in ("torch", "allennlp"))
+    return f"Python {platform.python_version()}, {packages}, {platform.machine()}"
 
 
 def thread_environment(threads: int) -> Dict[str, str]:
@@ -122,7 +132,9 @@ def finished(run: Run) -> Optional[Result]:
         return None
     with open(metrics_path, encoding="utf-8") as handle:
         metrics = json.load(handle)
-    return Result(run, metrics, record["wall_clock_s"], cached=True)
+    return Result(
+        run, metrics, record["wall_clock_s"], cached=True, environment=record.get("environment")
+    )
 
 
 def train(run: Run, threads: int) -> Result:
@@ -149,11 +161,12 @@ def train(run: Run, threads: int) -> Result:
         "config_digest": digest,
         "wall_clock_s": wall_clock_s,
         "threads": threads,
+        "environment": software_environment(),
     }
     with open(os.path.join(run.serialization_dir, RUN_RECORD), "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=2)
     with open(os.path.join(run.serialization_dir, "metrics.json"), encoding="utf-8") as handle:
-        return Result(run, json.load(handle), wall_clock_s)
+        return Result(run, json.load(handle), wall_clock_s, environment=record["environment"])
 
 
 class Runner:

@@ -1,5 +1,6 @@
 """The markdown around each table: its title, biLM, seeds and threads, its runs and wall-clock."""
 
+from collections import Counter
 from typing import List, Sequence
 
 from experiments.allennlp_runs import Result, Runner
@@ -54,6 +55,8 @@ def report_table(
             f"biLM: {plan.bilm.description()}; {seeds_text(plan, table)}; "
             f"{runner.threads} thread(s) a run, {runner.parallel} run(s) at a time.",
             "",
+            environments_text(results),
+            "",
             runs_table(results),
             "",
             f"Wall-clock: {minutes(seconds)} for this table ({trained} of its {len(results)} runs "
@@ -61,6 +64,15 @@ def report_table(
             f"{minutes(total)}.",
             "",
         ]
+    )
+
+
+def environments_text(results: Sequence[Result]) -> str:
+    """Each software environment the runs were trained in, with how many runs it trained."""
+    counts = Counter(result.environment or "not recorded" for result in results)
+    return "Trained with: " + "; ".join(
+        f"{environment} ({count} run{'s' if count > 1 else ''})"
+        for environment, count in counts.items()
     )
 
 

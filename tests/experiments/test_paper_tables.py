@@ -135,6 +135,8 @@ def test_a_curve_is_averaged_over_the_epochs_every_seed_reached(tmp_path):
 def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
     output_dir, _ = job
     record = json.loads((output_dir / "snli" / "elmo_input" / "run.json").read_text())
+    assert re.fullmatch(r"Python 3\.\d+\.\d+, torch \S+, allennlp 2\.10\.\d+, \w+", record["environment"])
+    assert f"Trained with: {record['environment']} (4 runs)" in (output_dir / "table3.md").read_text()
     overrides = record["settings"]["overrides"]
     assert overrides["model.elmo.options_file"] == "fixtures/elmo/options.json"
     assert overrides["model.elmo.weight_file"] == "fixtures/elmo/lm_weights.hdf5"
