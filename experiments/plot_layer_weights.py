@@ -37,13 +37,19 @@ _MIX_PARAMETER = re.compile(r"^(.*)scalar_mixes\.(\d+)\.(scalar_parameters|gamma
 _COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3"]
 
 
+def epoch_metrics_files(serialization_dir: str) -> List[str]:
+    """The dir's `metrics_epoch_*.json` in epoch order (epoch 10 after 9, not after 1)."""
+    files = glob.glob(os.path.join(serialization_dir, "metrics_epoch_*.json"))
+    return sorted(files, key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[-1]))
+
+
 def mixes_from_metrics(serialization_dir: str) -> Dict[str, Mix]:
     """The layer weights in the latest epoch's metrics, end-of-epoch (validation) values
     when present."""
-    files = glob.glob(os.path.join(serialization_dir, "metrics_epoch_*.json"))
+    files = epoch_metrics_files(serialization_dir)
     if not files:
         raise ValueError(f"{serialization_dir}: no metrics_epoch_*.json (not a serialization dir?)")
-    latest = max(files, key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[-1]))
+    latest = files[-1]
     with open(latest, encoding="utf-8") as handle:
         metrics = json.load(handle)
     return mixes_in_metrics(metrics, ("validation", "training"), latest)

@@ -1,9 +1,7 @@
 """The paper's tables in miniature: each table's runs, trained by a Runner, as markdown."""
 
-import glob
 import json
 import os
-import re
 import statistics
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -268,9 +266,8 @@ class PaperTables:
 
 def epoch_curve(run: Run, key: str) -> List[float]:
     """`key` in percent after each epoch of a finished run (its `metrics_epoch_*.json`)."""
-    paths = glob.glob(os.path.join(run.serialization_dir, "metrics_epoch_*.json"))
     curve = []
-    for path in sorted(paths, key=lambda path: int(re.findall(r"\d+", os.path.basename(path))[0])):
+    for path in plot_layer_weights.epoch_metrics_files(run.serialization_dir):
         with open(path, encoding="utf-8") as handle:
             curve.append(100 * json.load(handle)[key])
     return curve
