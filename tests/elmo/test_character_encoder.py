@@ -132,8 +132,8 @@ def test_encoding_without_markers_of_marked_input_is_the_forward_encoding(
     assert not plain[~mask].any() and plain[mask].abs().sum(dim=-1).gt(0).all()
 
 
-def _conv1d_then_max(embedded, weight, bias):
-    return torch.nn.functional.conv1d(embedded.transpose(1, 2), weight, bias).max(dim=-1)
+def _convolved(embedded, weight, bias):
+    return torch.nn.functional.conv1d(embedded.transpose(1, 2), weight, bias)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -143,13 +143,14 @@ def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
     upstream = torch.randn(9, 5, generator=generator)
     mine = [tensor.clone().requires_grad_() for tensor in inputs]
     ours = max_pooled_convolution(*mine)
-    torch.testing.assert_close(ours, _conv1d_then_max(*inputs).values)
+    torch.testing.assert_close(ours, _convolved(*inputs).max(dim=-1).values)
     # The gradients against float32's (torch 1.12's bfloat16 conv1d backward on AVX2 is itself
     # far less exact). Where a window's two largest outputs lie within bfloat16's resolution of
     # each other, the bfloat16 maximum may be either (both right): such windows send none.
     reference = [tensor.float().requires_grad_() for tensor in inputs]
-    expected = _conv1d_then_max(*reference).values
-    top_two = torch.nn.functional.conv1d(reference[0].transpose(1, 2), *reference[1:]).topk(2).values
+    convolved = _convolved(*reference)
+    expected = convolved.max(dim=-1).values
+    top_two = convolved.topk(2).values
     near_tie = (top_two[..., 0] - top_two[..., 1]).detach() <= 2 ** -7 * top_two[..., 0].detach().abs()
     upstream = upstream.masked_fill(near_tie, 0)
     (ours * upstream.to(dtype)).sum().backward()
