@@ -67,7 +67,7 @@ TABLES_DIR := experiments/results/paper_tables
 tables: $(STAMP)
 	$(BIN)/python experiments/paper_tables.py table1 table2 table3 sample_efficiency convergence --extra-seeds 1 2 --output-dir $(TABLES_DIR)
 	$(BIN)/python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png --output-dir $(TABLES_DIR)
-	bash experiments/snli_domain_adaptation.sh
+	bash experiments/domain_adaptation.sh snli
 
 bench-embed: $(STAMP)
 	$(BIN)/python benchmarks/embedding_speed.py

@@ -1,43 +1,47 @@
 #!/usr/bin/env bash
-# SNLI with a biLM adapted to its text, as the paper does (Peters et al. 2018, section 3.4 and
-# appendix A.1: the biLM trained one more epoch on the task's training sentences, labels
-# discarded), against table 1's SNLI row with the shipped Wikipedia biLM:
-#   1. the premises and hypotheses of the SNLI training split (../shared/data) as a corpus,
-#      the dev split's as held-out text;
-#   2. one epoch of elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet from the shipped biLM on them;
+# A task with a biLM adapted to its text, as the paper does (Peters et al. 2018, section 3.4
+# and appendix A.1: the biLM trained one more epoch on the task's training sentences, labels
+# discarded), against table 1's row for the task with the shipped Wikipedia biLM:
+#   1. the sentences of the task's training split (../shared/data), read with the task's own
+#      dataset reader, as a corpus, its dev split's as held-out text
+#      (experiments/task_sentences.py);
+#   2. the shipped biLM's held-out perplexity on them as it is (an epoch at learning rate 0),
+#      then one epoch of elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet from it;
 #   3. allennlp elmo-export of the result;
-#   4. experiments/paper_tables.py table1 --tasks snli with that biLM (same budget and seeds
+#   4. experiments/paper_tables.py table1 --tasks TASK with that biLM (same budget and seeds
 #      as table 1), into $OUT/tables.
 #
-#   bash experiments/snli_domain_adaptation.sh          # from the project root
-# PYTHON (default .venv/bin/python) and OUT (default runs/snli_domain_adaptation) can be set;
-# extra arguments go to paper_tables.py (e.g. --extra-seeds 1 2).
+#   bash experiments/domain_adaptation.sh snli        # from the project root; or srl, ner
+# PYTHON (default .venv/bin/python) and OUT (default runs/domain_adaptation/TASK) can be set;
+# further arguments go to paper_tables.py (e.g. --extra-seeds 1 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TASK=${1:?usage: domain_adaptation.sh TASK [paper_tables.py arguments]}
+shift
 PYTHON=${PYTHON:-.venv/bin/python}
-OUT=${OUT:-runs/snli_domain_adaptation}
-SPLIT=../shared/data/snli_1.0/split
+OUT=${OUT:-runs/domain_adaptation/$TASK}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 mkdir -p "$OUT"
 
-# Every distinct sentence of a split, in file order (a premise recurs for each of its hypotheses).
-sentences() {
-  "$PYTHON" -c '
-import json, sys
-seen = {}
-for line in open(sys.argv[1], encoding="utf-8"):
-    pair = json.loads(line)
-    for key in ("sentence1", "sentence2"):
-        seen.setdefault(pair[key].strip(), None)
-print("\n".join(seen))' "$1" > "$2"
-}
-sentences "$SPLIT/train.jsonl" "$OUT/train_sentences.txt"
-sentences "$SPLIT/dev.jsonl" "$OUT/dev_sentences.txt"
+"$PYTHON" experiments/task_sentences.py "$TASK" train "$OUT/train_sentences.txt"
+"$PYTHON" experiments/task_sentences.py "$TASK" dev "$OUT/dev_sentences.txt"
 
-"$PYTHON" -m allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s "$OUT/bilm" \
-  --include-package elmo_plugin --force --file-friendly-logging \
-  -o "{\"train_data_path\": \"$OUT/train_sentences.txt\", \"validation_data_path\": \"$OUT/dev_sentences.txt\"}"
+finetune() {  # finetune RUN_DIR MORE_OVERRIDES LABEL: one epoch of bilm_finetune.jsonnet
+  local run=$1 more=$2 label="held-out perplexity $3:"
+  "$PYTHON" -m allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s "$run" \
+    --include-package elmo_plugin --force --file-friendly-logging \
+    -o "{\"train_data_path\": \"$OUT/train_sentences.txt\", \"validation_data_path\": \"$OUT/dev_sentences.txt\"$more}" \
+    > "$run.log" 2>&1
+  "$PYTHON" -c 'import json, sys
+metrics = json.load(open(sys.argv[1]))
+directions = {"forward": "validation_forward_perplexity",
+              "backward": "validation_backward_perplexity", "both": "validation_perplexity"}
+print(sys.argv[2], ", ".join(f"{name} {metrics[key]:.1f}" for name, key in directions.items()))' \
+    "$run/metrics.json" "$label"
+}
+finetune "$OUT/bilm_unchanged" ', "trainer.optimizer.lr": 0' "of the shipped biLM"
+finetune "$OUT/bilm" '' "after one epoch on the task's text"
 "$PYTHON" -m allennlp elmo-export "$OUT/bilm/model.tar.gz" "$OUT/elmo" --include-package elmo_plugin
 
-"$PYTHON" experiments/paper_tables.py table1 --tasks snli --output-dir "$OUT/tables" \
+"$PYTHON" experiments/paper_tables.py table1 --tasks "$TASK" --output-dir "$OUT/tables" \
   --bilm-options "$OUT/elmo/options.json" --bilm-weights "$OUT/elmo/weights.hdf5" "$@"

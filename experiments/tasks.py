@@ -128,7 +128,8 @@ TASKS = {
                 "test_recall-overall",
                 "test_f1-measure-overall",
             ),
-            metric_name="span P / R / F1 excl. V",
+            # arguments are spans or head words as the budget's label_mode says (its column)
+            metric_name="argument P / R / F1 excl. V",
             dev_metric="best_validation_f1-measure-overall",
             input_elmo="elmo",
             table1_elmo="elmo",
