@@ -41,7 +41,7 @@ def split_path(task: Task, split: str) -> str:
         raise ValueError(
             f"{task.config_file('baseline')} has no {key}: task {task.name} has no {split} split"
         ) from None
-    return os.path.join(PROJECT_ROOT, path)
+    return os.path.normpath(os.path.join(PROJECT_ROOT, path))
 
 
 def task_reader(task: Task) -> DatasetReader:
