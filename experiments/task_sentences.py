@@ -59,11 +59,7 @@ def instance_texts(instance: Instance) -> Iterator[str]:
 def distinct_texts(instances: Iterable[Instance]) -> List[str]:
     """Every text field once, in reading order (an SRL sentence recurs for each predicate, an
     SNLI premise for each hypothesis)."""
-    seen = {}
-    for instance in instances:
-        for text in instance_texts(instance):
-            seen.setdefault(text, None)
-    return list(seen)
+    return list(dict.fromkeys(text for instance in instances for text in instance_texts(instance)))
 
 
 def write_task_sentences(task_name: str, data_path: str, output: str) -> int:
