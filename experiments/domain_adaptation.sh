@@ -5,7 +5,7 @@
 #   1. the sentences of the task's training split (../shared/data), read with the task's own
 #      dataset reader, as a corpus, its dev split's as held-out text
 #      (experiments/task_sentences.py);
-#   2. the shipped biLM's held-out perplexity on them as it is (an epoch at learning rate 0),
+#   2. the shipped biLM's held-out perplexity on them as it is (allennlp elmo-perplexity),
 #      then one epoch of elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet from it;
 #   3. allennlp elmo-export of the result;
 #   4. experiments/paper_tables.py table1 --tasks TASK with that biLM (same budget and seeds
@@ -26,22 +26,23 @@ mkdir -p "$OUT"
 "$PYTHON" experiments/task_sentences.py "$TASK" train "$OUT/train_sentences.txt"
 "$PYTHON" experiments/task_sentences.py "$TASK" dev "$OUT/dev_sentences.txt"
 
-finetune() {  # finetune RUN_DIR MORE_OVERRIDES LABEL: one epoch of bilm_finetune.jsonnet
-  local run=$1 more=$2 label="held-out perplexity $3:"
-  "$PYTHON" -m allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s "$run" \
-    --include-package elmo_plugin --force --file-friendly-logging \
-    -o "{\"train_data_path\": \"$OUT/train_sentences.txt\", \"validation_data_path\": \"$OUT/dev_sentences.txt\"$more}" \
-    > "$run.log" 2>&1
+perplexity() {  # perplexity EXPORT_DIR NAME LABEL: into $OUT/perplexity_NAME.json, and printed
+  "$PYTHON" -m allennlp elmo-perplexity "$1" "$OUT/dev_sentences.txt" \
+    --output-file "$OUT/perplexity_$2.json" > /dev/null
   "$PYTHON" -c 'import json, sys
 metrics = json.load(open(sys.argv[1]))
-directions = {"forward": "validation_forward_perplexity",
-              "backward": "validation_backward_perplexity", "both": "validation_perplexity"}
+directions = {"forward": "forward_perplexity", "backward": "backward_perplexity", "both": "perplexity"}
 print(sys.argv[2], ", ".join(f"{name} {metrics[key]:.1f}" for name, key in directions.items()))' \
-    "$run/metrics.json" "$label"
+    "$OUT/perplexity_$2.json" "held-out perplexity $3:"
 }
-finetune "$OUT/bilm_unchanged" ', "trainer.optimizer.lr": 0' "of the shipped biLM"
-finetune "$OUT/bilm" '' "after one epoch on the task's text"
-"$PYTHON" -m allennlp elmo-export "$OUT/bilm/model.tar.gz" "$OUT/elmo" --include-package elmo_plugin
+perplexity elmo_plugin/pretrained/elmo_wikipedia_512x128 shipped "of the shipped biLM"
+"$PYTHON" -m allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s "$OUT/bilm" \
+  --include-package elmo_plugin --force --file-friendly-logging \
+  -o "{\"train_data_path\": \"$OUT/train_sentences.txt\", \"validation_data_path\": \"$OUT/dev_sentences.txt\"}" \
+  > "$OUT/bilm.log" 2>&1
+"$PYTHON" -m allennlp elmo-export "$OUT/bilm/model.tar.gz" "$OUT/elmo" --include-softmax \
+  --include-package elmo_plugin
+perplexity "$OUT/elmo" adapted "after one epoch on the task's text"
 
 "$PYTHON" experiments/paper_tables.py table1 --tasks "$TASK" --output-dir "$OUT/tables" \
   --bilm-options "$OUT/elmo/options.json" --bilm-weights "$OUT/elmo/weights.hdf5" "$@"

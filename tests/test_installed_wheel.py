@@ -92,7 +92,7 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
     python, env, user, site = installed
     allennlp = str(python.parent / "allennlp")
     help_text = _run([allennlp, "--help"], user, env)
-    assert "elmo-embed" in help_text and "elmo-export" in help_text
+    assert all(command in help_text for command in ["elmo-embed", "elmo-export", "elmo-perplexity"])
     assert "/site-packages/elmo_plugin/" in _run(
         [str(python), "-c", "import elmo_plugin; print(elmo_plugin.__file__)"], user, env
     )

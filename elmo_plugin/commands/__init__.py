@@ -2,5 +2,6 @@
 
 from elmo_plugin.commands.elmo_embed import ElmoEmbed
 from elmo_plugin.commands.elmo_export import ElmoExport
+from elmo_plugin.commands.elmo_perplexity import ElmoPerplexity
 
-__all__ = ["ElmoEmbed", "ElmoExport"]
+__all__ = ["ElmoEmbed", "ElmoExport", "ElmoPerplexity"]

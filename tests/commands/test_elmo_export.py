@@ -8,11 +8,13 @@ import h5py
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
+from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.models.archival import load_archive
 from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import _ElmoBiLm as AllenNlpElmoBiLm
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.modules.token_embedders import ElmoTokenEmbedder as AllenNlpElmoTokenEmbedder
+from allennlp.training.util import evaluate
 
 import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
@@ -20,7 +22,8 @@ from elmo_plugin.elmo import Elmo, ElmoTokenEmbedder, load_bilm
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
-from tests.lm.conftest import allennlp_train, language_model_from_export, one_file_corpus, run_allennlp, tensorize
+from elmo_plugin.lm.perplexity import language_model_from_export
+from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp, tensorize
 
 SENTENCES = "fixtures/lm/sentences.txt"
 TINY_BILM = {
@@ -156,3 +159,35 @@ def test_a_float16_softmax_is_half_the_size_and_scores_like_the_trained_model(ex
     instances = list(reader.read(SENTENCES))[:10]
     trained = load_archive(archive).model
     assert _loss(resumed, instances, reader) == pytest.approx(_loss(trained, instances, reader), rel=1e-3)
+
+
+def test_elmo_perplexity_of_the_export_is_the_trained_models(exported, tmp_path):
+    archive, out = exported
+    output_file = tmp_path / "perplexity.json"
+    run_allennlp("elmo-perplexity", out, SENTENCES, "--output-file", str(output_file))
+    measured = json.load(open(output_file))
+    loader = MultiProcessDataLoader(BilmCorpusReader(), SENTENCES, batch_size=64)
+    trained = load_archive(archive).model
+    loader.index_with(trained.vocab)
+    expected = evaluate(trained, loader)
+    for key in ["forward_perplexity", "backward_perplexity", "perplexity"]:
+        assert measured[key] == pytest.approx(expected[key], rel=1e-5), key
+    assert measured["forward_perplexity"] != measured["backward_perplexity"]
+
+
+def test_elmo_perplexity_of_an_export_without_its_softmax_names_the_missing_file(exported, tmp_path):
+    _, out = exported
+    for name in ["options.json", "weights.hdf5", "vocab.txt"]:
+        shutil.copy(os.path.join(out, name), tmp_path / name)
+    with pytest.raises(ConfigurationError, match="softmax.hdf5"):
+        run_allennlp("elmo-perplexity", str(tmp_path), SENTENCES)
+
+
+def test_elmo_perplexity_reads_the_shipped_bilm_from_any_directory(tmp_path, monkeypatch, capsys):
+    captions = os.path.abspath("fixtures/lm/captions_valid.txt")
+    monkeypatch.chdir(tmp_path)
+    run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", captions)
+    measured = json.loads(capsys.readouterr().out)
+    # Wikipedia-trained, so image captions are far from its text, but far better than chance
+    # over its vocabulary of tens of thousands of words.
+    assert 1 < measured["perplexity"] < 2000

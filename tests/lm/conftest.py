@@ -8,9 +8,7 @@ import pytest
 from allennlp.commands import main
 from allennlp.data import Batch, Instance, Vocabulary
 
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.lm.models import BilmLanguageModel
 
 # A biLM small enough to train in seconds: the full architecture (character CNN, highway,
 # projection, two LSTM layers with projections, clipping and a residual connection).
@@ -52,13 +50,3 @@ def allennlp_train(config: str, serialization_dir: Union[str, os.PathLike], over
 def one_file_corpus(path: str) -> Dict[str, Any]:
     """Overrides that train, validate and build the vocabulary (every word) on one small file."""
     return {"train_data_path": path, "validation_data_path": path, "vocabulary.corpus": path, "vocabulary.min_count": 1}
-
-
-def language_model_from_export(directory: str, with_softmax: bool = True) -> BilmLanguageModel:
-    """The language model of a bilm-tf-format export: its vocabulary, options, weights and softmax."""
-    return BilmLanguageModel(
-        CorpusVocabulary.from_corpus(vocab_file=os.path.join(directory, "vocab.txt")),
-        options_file=os.path.join(directory, "options.json"),
-        weight_file=os.path.join(directory, "weights.hdf5"),
-        softmax_file=os.path.join(directory, "softmax.hdf5") if with_softmax else None,
-    )

@@ -12,7 +12,8 @@ import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
 from elmo_plugin.elmo import load_bilm
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from tests.lm.conftest import TINY_BILM, allennlp_train, language_model_from_export, run_allennlp
+from elmo_plugin.lm.perplexity import language_model_from_export
+from tests.lm.conftest import TINY_BILM, allennlp_train, run_allennlp
 
 CAPTIONS_TRAIN = "fixtures/lm/captions_train.txt"
 CAPTIONS_VALID = "fixtures/lm/captions_valid.txt"

@@ -1,0 +1,55 @@
+"""
+`allennlp elmo-perplexity EXPORT_DIR TEXT_FILE`: the held-out perplexity of an exported biLM
+(options, weights, softmax and vocabulary) on a file of tokenised sentences, without training.
+"""
+
+import argparse
+import json
+import logging
+
+from allennlp.commands.subcommand import Subcommand
+from overrides import overrides
+
+logger = logging.getLogger(__name__)
+
+
+@Subcommand.register("elmo-perplexity")
+class ElmoPerplexity(Subcommand):
+    """
+    Prints the forward, backward and overall perplexity of a biLM exported with
+    `allennlp elmo-export --include-softmax` (or the shipped one) on a text file, one
+    tokenised sentence a line; a `bilm` model archive is evaluated by `allennlp evaluate`.
+
+    Registered as a `Subcommand` with name "elmo-perplexity".
+    """
+
+    @overrides
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = (
+            "Held-out perplexity (forward, backward, both) of a biLM exported with its softmax "
+            "(allennlp elmo-export --include-softmax) on a file of tokenised sentences."
+        )
+        subparser = parser.add_parser(self.name, description=description, help=description)
+        subparser.add_argument(
+            "export_dir",
+            type=str,
+            help="directory with options.json, weights.hdf5, softmax.hdf5 and vocab.txt "
+            "(e.g. elmo_plugin://pretrained/elmo_wikipedia_512x128)",
+        )
+        subparser.add_argument("text_file", type=str, help="one tokenised sentence a line")
+        subparser.add_argument("--output-file", type=str, help="also write the metrics as JSON")
+        subparser.add_argument("--batch-size", type=int, default=64, help="sentences a batch")
+        subparser.add_argument("--cuda-device", type=int, default=-1, help="device to evaluate on")
+        subparser.set_defaults(func=perplexity_from_args)
+        return subparser
+
+
+def perplexity_from_args(args: argparse.Namespace) -> None:
+    from elmo_plugin.lm.perplexity import export_perplexity
+
+    metrics = export_perplexity(args.export_dir, args.text_file, args.batch_size, args.cuda_device)
+    text = json.dumps(metrics, indent=2)
+    if args.output_file:
+        with open(args.output_file, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    print(text)

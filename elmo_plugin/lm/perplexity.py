@@ -1,0 +1,46 @@
+"""
+Held-out perplexity of an exported biLM, without training: the export's language model
+(`allennlp elmo-export --include-softmax` writes options, weights, softmax and vocabulary)
+evaluated on a text file of one tokenised sentence a line, forward, backward and both, with
+the exact softmax in float32 (bilm-tf's `run_test.py`, for exports). A `bilm` model archive
+is evaluated by `allennlp evaluate` instead.
+"""
+
+import os
+from typing import Dict
+
+from allennlp.data.data_loaders import MultiProcessDataLoader
+from allennlp.training.util import evaluate
+
+from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.lm.models import BilmLanguageModel
+from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME
+
+PERPLEXITY_KEYS = ("forward_perplexity", "backward_perplexity", "perplexity")
+
+
+def language_model_from_export(directory: str, with_softmax: bool = True) -> BilmLanguageModel:
+    """The language model of a bilm-tf-format export: its vocabulary, options, weights and
+    (unless `with_softmax` is false, when the softmax starts untrained) its softmax."""
+    return BilmLanguageModel(
+        CorpusVocabulary.from_corpus(vocab_file=os.path.join(directory, VOCAB_NAME)),
+        options_file=os.path.join(directory, OPTIONS_NAME),
+        weight_file=os.path.join(directory, WEIGHTS_NAME),
+        softmax_file=os.path.join(directory, SOFTMAX_NAME) if with_softmax else None,
+    )
+
+
+def export_perplexity(
+    directory: str, text_file: str, batch_size: int = 64, cuda_device: int = -1
+) -> Dict[str, float]:
+    """`forward_perplexity`, `backward_perplexity` and `perplexity` (both directions) of the
+    export in `directory` on every sentence of `text_file`."""
+    model = language_model_from_export(directory)
+    if cuda_device >= 0:
+        model.cuda(cuda_device)
+    loader = MultiProcessDataLoader(BilmCorpusReader(), text_file, batch_size=batch_size)
+    loader.index_with(model.vocab)
+    metrics = evaluate(model, loader, cuda_device=cuda_device)
+    return {key: metrics[key] for key in PERPLEXITY_KEYS}
