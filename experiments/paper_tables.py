@@ -44,7 +44,8 @@ package; where each knob goes in a task's config is experiments/task_knobs.jsonn
 
 Budgets default to a few minutes a run on 2 CPU cores (see `--set` in --help); other data or
 any other setting go through `--overrides TASK=JSON` (AllenNLP overrides; relative paths are
-read from the project root, as the configs' own).
+read from the project root, as the configs' own), or `--elmo-overrides TASK=JSON` for the runs
+with ELMo only.
 """
 
 import argparse
@@ -115,6 +116,15 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         metavar="TASK=JSON",
         help="AllenNLP overrides for every run of a task, e.g. "
         'ner=\'{"train_data_path": "fixtures/ner/train.txt"}\'',
+    )
+    parser.add_argument(
+        "--elmo-overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TASK=JSON",
+        help="AllenNLP overrides for a task's runs with ELMo only (not its baseline), e.g. "
+        "srl='{\"model.text_field_embedder.token_embedders.elmo.dropout\": 0.1}'",
     )
     parser.add_argument(
         "--fractions",

@@ -63,6 +63,7 @@ class Plan:
         self.bilm = Bilm.read(args.bilm_options, args.bilm_weights, args.dry_run)
         self.budgets = budgets_with(args.set)
         self.extra_overrides = task_overrides(args.overrides)
+        self.elmo_overrides = task_overrides(args.elmo_overrides, "--elmo-overrides")
 
     def runs(self, task_name: str, variant: str, **settings: Any) -> List[Run]:
         """The run at this job's seeds, then one per `--extra-seeds`: a table cell's runs."""
@@ -99,6 +100,7 @@ class Plan:
                     compute_dtype,
                 )
             )
+            overrides.update(self.elmo_overrides[task_name])
             name += f"_lambda{regularization:g}" if regularization != DEFAULT_LAMBDA else ""
             name += "_top_layer" if top_layer_only else ""
             name += f"_{compute_dtype}" if compute_dtype != "float32" else ""

@@ -1,40 +1,49 @@
 #!/usr/bin/env bash
 # Why does ELMo not help SRL here? Table 1's SRL pair (baseline, +ELMo; UP English-EWT, seed
-# 13370) again, every run training all its 20 epochs (no early stopping: patience 4 stopped
-# the +ELMo run of table 1 after 13; its baseline ran all 20), each diagnostic into its own
-# directory under $OUT with its table1.md (docs/paper_tables.md, "SRL: what we measured", has
-# the results):
+# 13370) again with one thing changed, each diagnostic into its own directory under $OUT with
+# its table1.md (docs/paper_tables.md, "SRL: what we measured", has the results). The first four
+# train all 20 epochs (no early stopping: patience 4 stopped the +ELMo run of table 1 after 13;
+# its baseline ran all 20), the last two keep table 1's patience:
 #   full_budget  nothing else changed
 #   head         the head-word label mode (CoNLL-2009 style: the role on each argument's head)
 #                instead of spans: ELMo's effect on labels apart from span boundaries
 #   small        ELMo at the input of a smaller SRL model (one alternating-LSTM layer of 100),
 #                which has less capacity of its own to learn from 1,336 sentences
 #   adapted      the biLM adapted to the task's text first (experiments/domain_adaptation.sh)
+#   dropout      ELMo's dropout 0.1 instead of 0.5 (AllenNLP's SRL-with-ELMo configs use 0.1)
+#   finetuned    the biLM fine-tuned with the SRL model (requires_grad, so no activation
+#                cache; in bfloat16, which makes its backward pass affordable on a CPU with
+#                AVX512_BF16), at seeds 13370, 1 and 2
 #
-#   bash experiments/srl_elmo_diagnostics.sh [full_budget head small adapted]   # default: all
-# PYTHON (default .venv/bin/python) and OUT (default runs/srl_elmo_diagnostics) can be set.
+#   bash experiments/srl_elmo_diagnostics.sh [full_budget head small adapted dropout finetuned]
+# PYTHON (default .venv/bin/python) and OUT (default runs/srl_elmo_diagnostics) can be set;
+# without names it runs the first four.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-runs/srl_elmo_diagnostics}
 DIAGNOSTICS=${*:-full_budget head small adapted}
+ELMO=model.text_field_embedder.token_embedders.elmo
 
 FULL_BUDGET=(--overrides 'srl={"trainer.patience": null}')
 
 table1_srl() {  # table1_srl NAME [paper_tables.py arguments]
   local name=$1
   shift
-  "$PYTHON" experiments/paper_tables.py table1 --tasks srl --output-dir "$OUT/$name" \
-    "${FULL_BUDGET[@]}" "$@"
+  "$PYTHON" experiments/paper_tables.py table1 --tasks srl --output-dir "$OUT/$name" "$@" ${DRY_RUN:+--dry-run}
 }
 
 for diagnostic in $DIAGNOSTICS; do
   case $diagnostic in
-    full_budget) table1_srl full_budget ;;
-    head) table1_srl head --set srl.label_mode=head ;;
-    small) table1_srl small --set srl.hidden_size=100 srl.num_layers=1 ;;
+    full_budget) table1_srl full_budget "${FULL_BUDGET[@]}" ;;
+    head) table1_srl head "${FULL_BUDGET[@]}" --set srl.label_mode=head ;;
+    small) table1_srl small "${FULL_BUDGET[@]}" --set srl.hidden_size=100 srl.num_layers=1 ;;
     adapted) OUT="$OUT/adapted" PYTHON="$PYTHON" bash experiments/domain_adaptation.sh srl \
       "${FULL_BUDGET[@]}" ;;
-    *) echo "unknown diagnostic $diagnostic: expected full_budget, head, small or adapted" >&2; exit 2 ;;
+    dropout) table1_srl dropout --elmo-overrides "srl={\"$ELMO.dropout\": 0.1}" ;;
+    finetuned) table1_srl finetuned --extra-seeds 1 2 --elmo-overrides "srl={\"$ELMO.requires_grad\": \
+      true, \"$ELMO.activation_cache\": null, \"$ELMO.compute_dtype\": \"bfloat16\"}" ;;
+    *) echo "unknown diagnostic $diagnostic: expected full_budget, head, small, adapted," \
+      "dropout or finetuned" >&2; exit 2 ;;
   esac
 done

@@ -200,14 +200,14 @@ def knob_list() -> str:
     )
 
 
-def task_overrides(items: Sequence[str]) -> Dict[str, Dict[str, Any]]:
-    """`TASK=JSON` items as AllenNLP overrides per task."""
+def task_overrides(items: Sequence[str], option: str = "--overrides") -> Dict[str, Dict[str, Any]]:
+    """`TASK=JSON` items (of the command-line `option`) as AllenNLP overrides per task."""
     overrides: Dict[str, Dict[str, Any]] = {name: {} for name in TASKS}
     for item in items:
         task_name, _, text = item.partition("=")
         if task_name not in TASKS:
             raise SystemExit(
-                f"--overrides {item}: expected TASK=JSON with TASK one of {sorted(TASKS)}"
+                f"{option} {item}: expected TASK=JSON with TASK one of {sorted(TASKS)}"
             )
         overrides[task_name].update(json.loads(text))
     return overrides

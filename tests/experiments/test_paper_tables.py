@@ -239,3 +239,17 @@ def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample():
     assert len(conll.entity_tags("BIOUL")) == 17
     expected = ["O"] + [f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BI"]
     assert conll.entity_tags("BIO") == expected
+
+
+def test_elmo_overrides_reach_the_runs_with_elmo_only(job):
+    output_dir, _ = job
+    dropout = {"model.elmo.dropout": 0.3}
+    process = paper_tables_command(
+        output_dir, "table3", "--dry-run", "--force", "--elmo-overrides", f"snli={json.dumps(dropout)}"
+    )
+    commands = process.stdout.splitlines()
+    assert len(commands) == 4
+    with_elmo = [command for command in commands if "/snli/elmo_" in command]
+    assert len(with_elmo) == 3 and all('"model.elmo.dropout": 0.3' in command for command in with_elmo)
+    [baseline] = [command for command in commands if "/snli/baseline " in command]
+    assert "model.elmo" not in baseline
