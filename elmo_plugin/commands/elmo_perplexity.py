@@ -5,12 +5,9 @@
 
 import argparse
 import json
-import logging
 
 from allennlp.commands.subcommand import Subcommand
 from overrides import overrides
-
-logger = logging.getLogger(__name__)
 
 
 @Subcommand.register("elmo-perplexity")

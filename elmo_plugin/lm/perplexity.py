@@ -15,10 +15,9 @@ from allennlp.training.util import evaluate
 from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.lm.metrics.token_perplexity import PERPLEXITY_NAMES
 from elmo_plugin.lm.models import BilmLanguageModel
 from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME
-
-PERPLEXITY_KEYS = ("forward_perplexity", "backward_perplexity", "perplexity")
 
 
 def language_model_from_export(directory: str, with_softmax: bool = True) -> BilmLanguageModel:
@@ -43,4 +42,4 @@ def export_perplexity(
     loader = MultiProcessDataLoader(BilmCorpusReader(), text_file, batch_size=batch_size)
     loader.index_with(model.vocab)
     metrics = evaluate(model, loader, cuda_device=cuda_device)
-    return {key: metrics[key] for key in PERPLEXITY_KEYS}
+    return {name: metrics[name] for name in PERPLEXITY_NAMES}

@@ -5,6 +5,9 @@ import torch
 from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics.metric import Metric
 
+# What `get_metric` returns: each direction's perplexity, then both directions together.
+PERPLEXITY_NAMES = ("forward_perplexity", "backward_perplexity", "perplexity")
+
 
 class TokenPerplexity(Metric):
     """
@@ -41,11 +44,12 @@ class TokenPerplexity(Metric):
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
         forward_nll, forward_count, backward_nll, backward_count = self._totals.tolist()
-        metrics = {
-            "forward_perplexity": _perplexity(forward_nll, forward_count),
-            "backward_perplexity": _perplexity(backward_nll, backward_count),
-            "perplexity": _perplexity(forward_nll + backward_nll, forward_count + backward_count),
-        }
+        values = [
+            _perplexity(forward_nll, forward_count),
+            _perplexity(backward_nll, backward_count),
+            _perplexity(forward_nll + backward_nll, forward_count + backward_count),
+        ]
+        metrics = dict(zip(PERPLEXITY_NAMES, values))
         if reset:
             self.reset()
         return metrics
