@@ -17,7 +17,8 @@
 #
 #   bash experiments/srl_elmo_diagnostics.sh [full_budget head small adapted dropout finetuned]
 # PYTHON (default .venv/bin/python) and OUT (default runs/srl_elmo_diagnostics) can be set;
-# without names it runs the first four; DRY_RUN=1 prints the `allennlp train` commands instead.
+# without names it runs the first four. DRY_RUN=1 prints the `allennlp train` commands instead of
+# training (not for `adapted`, which trains regardless).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
