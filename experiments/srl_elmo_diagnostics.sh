@@ -31,7 +31,8 @@ FULL_BUDGET=(--overrides 'srl={"trainer.patience": null}')
 table1_srl() {  # table1_srl NAME [paper_tables.py arguments]
   local name=$1
   shift
-  "$PYTHON" experiments/paper_tables.py table1 --tasks srl --output-dir "$OUT/$name" "$@" ${DRY_RUN:+--dry-run}
+  "$PYTHON" experiments/paper_tables.py table1 --tasks srl --output-dir "$OUT/$name" "$@" \
+    ${DRY_RUN:+--dry-run}
 }
 
 for diagnostic in $DIAGNOSTICS; do

@@ -36,7 +36,16 @@ def export_perplexity(
 ) -> Dict[str, float]:
     """`forward_perplexity`, `backward_perplexity` and `perplexity` (both directions) of the
     export in `directory` on every sentence of `text_file`."""
-    model = language_model_from_export(directory)
+    return held_out_perplexity(
+        language_model_from_export(directory), text_file, batch_size, cuda_device
+    )
+
+
+def held_out_perplexity(
+    model: BilmLanguageModel, text_file: str, batch_size: int = 64, cuda_device: int = -1
+) -> Dict[str, float]:
+    """The perplexities of a `bilm` language model (an export's or an archive's) on every
+    sentence of `text_file`, one sentence an instance."""
     if cuda_device >= 0:
         model.cuda(cuda_device)
     loader = MultiProcessDataLoader(BilmCorpusReader(), text_file, batch_size=batch_size)

@@ -8,13 +8,11 @@ import h5py
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
-from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.models.archival import load_archive
 from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import _ElmoBiLm as AllenNlpElmoBiLm
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.modules.token_embedders import ElmoTokenEmbedder as AllenNlpElmoTokenEmbedder
-from allennlp.training.util import evaluate
 
 import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
@@ -22,7 +20,7 @@ from elmo_plugin.elmo import Elmo, ElmoTokenEmbedder, load_bilm
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
-from elmo_plugin.lm.perplexity import language_model_from_export
+from elmo_plugin.lm.perplexity import held_out_perplexity, language_model_from_export
 from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp, tensorize
 
 SENTENCES = "fixtures/lm/sentences.txt"
@@ -166,10 +164,7 @@ def test_elmo_perplexity_of_the_export_is_the_trained_models(exported, tmp_path)
     output_file = tmp_path / "perplexity.json"
     run_allennlp("elmo-perplexity", out, SENTENCES, "--output-file", str(output_file))
     measured = json.load(open(output_file))
-    loader = MultiProcessDataLoader(BilmCorpusReader(), SENTENCES, batch_size=64)
-    trained = load_archive(archive).model
-    loader.index_with(trained.vocab)
-    expected = evaluate(trained, loader)
+    expected = held_out_perplexity(load_archive(archive).model, SENTENCES)
     for key in ["forward_perplexity", "backward_perplexity", "perplexity"]:
         assert measured[key] == pytest.approx(expected[key], rel=1e-5), key
     assert measured["forward_perplexity"] != measured["backward_perplexity"]

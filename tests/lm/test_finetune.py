@@ -4,15 +4,12 @@ import math
 import os
 
 import torch
-from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.models.archival import load_archive
-from allennlp.training.util import evaluate
 
 import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
 from elmo_plugin.elmo import load_bilm
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.lm.perplexity import language_model_from_export
+from elmo_plugin.lm.perplexity import held_out_perplexity, language_model_from_export
 from tests.lm.conftest import TINY_BILM, allennlp_train, run_allennlp
 
 CAPTIONS_TRAIN = "fixtures/lm/captions_train.txt"
@@ -21,9 +18,7 @@ FINETUNE = "elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet"
 
 
 def _held_out_perplexity(model) -> float:
-    loader = MultiProcessDataLoader(BilmCorpusReader(), CAPTIONS_VALID, batch_size=64)
-    loader.index_with(model.vocab)
-    return evaluate(model, loader)["perplexity"]
+    return held_out_perplexity(model, CAPTIONS_VALID)["perplexity"]
 
 
 def test_fine_tuning_an_export_on_captions_lowers_their_perplexity(tmp_path):
