@@ -103,6 +103,10 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
           "elmo_plugin://pretrained/elmo_wikipedia_512x128/weights.hdf5"], user, env)
     with h5py.File(user / "vectors.hdf5", "r") as vectors:
         assert vectors["0"].shape == (3, 4, 256)
+    _run([allennlp, "elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128",
+          "sentences.txt", "--output-file", "perplexity.json"], user, env)
+    perplexity = json.loads((user / "perplexity.json").read_text())
+    assert 1 < perplexity["forward_perplexity"] < perplexity["perplexity"] * 10
 
     (user / "user.jsonnet").write_text(USER_CONFIG)
     (user / "train.jsonl").write_text(
