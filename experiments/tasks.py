@@ -22,7 +22,8 @@ class Task:
     """A task: `configs` by variant ("baseline", "elmo_input", ...), relative to
     elmo_plugin/training_configs/ without ".jsonnet"; `budget` its knobs with their defaults;
     `test_metrics` what its tables show, the headline last; `input_elmo` its variant with ELMo
-    at the input only and `table1_elmo` its variant of table 1."""
+    at the input only, `table1_elmo` its variant of table 1 and `finetuned_elmo` (if any) a
+    variant with the biLM fine-tuned that table 1 shows beside it."""
 
     name: str
     title: str
@@ -33,6 +34,7 @@ class Task:
     dev_metric: Optional[str]
     input_elmo: str
     table1_elmo: str
+    finetuned_elmo: Optional[str] = None
 
     def config_file(self, variant: str) -> str:
         """The variant's config, relative to the project root (where runs start)."""
@@ -112,7 +114,11 @@ TASKS = {
         Task(
             name="srl",
             title="SRL (UP English-EWT)",
-            configs={"baseline": "srl/srl_baseline", "elmo": "srl/srl_elmo"},
+            configs={
+                "baseline": "srl/srl_baseline",
+                "elmo": "srl/srl_elmo",
+                "elmo_finetuned": "srl/srl_elmo_finetuned",
+            },
             budget=dict(
                 epochs=20,
                 hidden_size=200,
@@ -133,6 +139,8 @@ TASKS = {
             dev_metric="best_validation_f1-measure-overall",
             input_elmo="elmo",
             table1_elmo="elmo",
+            # The frozen biLM (the paper's) gains nothing on SRL here; fine-tuned it does.
+            finetuned_elmo="elmo_finetuned",
         ),
         Task(
             name="snli",

@@ -1,5 +1,6 @@
 // The SRL model of the srl_*.jsonnet configs, with the hidden switch `use_input_elmo`
-// (and ELMo's dropout and regularization as hidden fields a config of your own can change):
+// (and ELMo's dropout, regularization and whether the biLM is fine-tuned as hidden fields a
+// config of your own can change):
 //   (import "srl.libsonnet") + { use_input_elmo:: true, elmo_regularization:: 0.01 }
 local data = import "../common/data.libsonnet";
 local elmo = import "../common/elmo.libsonnet";
@@ -17,6 +18,9 @@ local word_dim = 100;
   use_input_elmo:: false,
   elmo_dropout:: 0.5,
   elmo_regularization:: 0.001,
+  // The paper keeps the biLM frozen; fine-tuned it has no activation cache (its activations
+  // change with every update), so each epoch runs the biLM forward and backward.
+  fine_tune_elmo:: false,
   local indexers = embeddings.indexers + (if self.use_input_elmo then { elmo: elmo.indexer } else {}),
 
   dataset_reader: {
@@ -43,7 +47,9 @@ local word_dim = 100;
       token_embedders: {
         tokens: embeddings.word_embedder(word_dim),
         token_characters: embeddings.char_embedder(num_filters=64),
-        [if $.use_input_elmo then "elmo"]: elmo.embedder(dropout=$.elmo_dropout, cache=true),
+        [if $.use_input_elmo then "elmo"]: elmo.embedder(
+          dropout=$.elmo_dropout, requires_grad=$.fine_tune_elmo, cache=true
+        ),
       },
     },
     [if $.use_input_elmo then "regularizer"]: elmo.regularizer($.elmo_regularization),
