@@ -21,6 +21,12 @@ ELMO_INDEXER_KEY = "elmo"
 # `ScalarMix.scalar_parameters`, so whoever renames those changes it (a test checks it matches).
 LAYER_WEIGHTS_REGEX = ".*scalar_mixes.*scalar_parameters"
 
+# Names the pretrained biLM's parameters inside any model (`..._bilm.<...>`, following
+# `Elmo._bilm`), for an initializer's `prevent_regexes`: a task's initializer regex can match
+# them too (SRL's ".*_encoder.*weight" matches the biLM's `character_encoder`) and would
+# silently replace the pretrained weights with random ones.
+BILM_PARAMETERS_REGEX = r"(^|\.)_bilm\."
+
 
 class Elmo(torch.nn.Module, FromParams):
     """

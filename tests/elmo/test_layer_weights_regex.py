@@ -11,7 +11,7 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 
 from elmo_plugin.elmo import Elmo, ScalarMix
-from elmo_plugin.elmo.elmo import LAYER_WEIGHTS_REGEX
+from elmo_plugin.elmo.elmo import BILM_PARAMETERS_REGEX, LAYER_WEIGHTS_REGEX
 
 ELMO_LIBSONNET = "elmo_plugin/training_configs/common/elmo.libsonnet"
 
@@ -62,3 +62,12 @@ def test_the_config_regularizer_penalises_the_layer_weights_of_a_model_built_fro
     with torch.no_grad():
         mix.scalar_parameters.copy_(torch.tensor([1.0, -2.0, 0.5]))
     torch.testing.assert_close(model.get_regularization_penalty(), torch.tensor(0.5 * 5.25))
+
+
+def test_elmo_libsonnet_states_the_cores_bilm_regex_and_it_names_exactly_the_bilm(elmo_options, elmo_weights):
+    assert evaluate(f'(import "{ELMO_LIBSONNET}").bilm_parameters_regex') == BILM_PARAMETERS_REGEX
+    elmo = Elmo(elmo_options, elmo_weights, num_output_representations=1)
+    bilm = {id(p) for p in elmo.bilm.parameters()}
+    for prefix in ("", "_text_field_embedder.token_embedder_elmo._elmo."):
+        named = {id(p) for name, p in elmo.named_parameters() if re.search(BILM_PARAMETERS_REGEX, prefix + name)}
+        assert bilm and named == bilm

@@ -75,6 +75,12 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // mix): elmo_plugin.elmo.elmo.LAYER_WEIGHTS_REGEX, which a test checks this equals.
   layer_weights_regex:: ".*scalar_mixes.*scalar_parameters",
 
+  // The parameter names of the pretrained biLM in any model: elmo_plugin.elmo.elmo.
+  // BILM_PARAMETERS_REGEX (a test checks). A model initializer whose regexes could match them
+  // must list it in `prevent_regexes`, or it re-initialises the biLM:
+  //   initializer: { regexes: [...], prevent_regexes: [elmo.bilm_parameters_regex] }
+  bilm_parameters_regex:: "(^|\\.)_bilm\\.",
+
   // The paper's lambda * ||w||^2 on the layer weights, for a model's `regularizer`:
   //   "regularizer": elmo.regularizer(0.001)
   regularizer(lambda):: {

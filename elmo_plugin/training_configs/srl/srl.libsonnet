@@ -63,8 +63,13 @@ local word_dim = 100;
       recurrent_dropout_probability: 0.1,
       use_highway: true,
     },
-    // He et al. initialise the LSTM weights orthogonally.
-    initializer: { regexes: [[".*_encoder.*weight", { type: "orthogonal" }]] },
+    // He et al. initialise the LSTM weights orthogonally. The regex also matches the biLM's
+    // character_encoder, which must keep its pretrained weights (left out without ELMo, so the
+    // baseline's config stays as it was).
+    initializer: {
+      regexes: [[".*_encoder.*weight", { type: "orthogonal" }]],
+      [if $.use_input_elmo then "prevent_regexes"]: [elmo.bilm_parameters_regex],
+    },
   },
   data_loader: optimizer.data_loader(batch_size=32),
   trainer: optimizer.trainer(num_epochs=20, lr=0.001, patience=4,

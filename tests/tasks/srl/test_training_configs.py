@@ -5,8 +5,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from allennlp.commands import main
 from allennlp.common.util import import_module_and_submodules
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
 
 from tests.tasks.srl.srl_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
@@ -18,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[3]
 CONFIGS = [
     ("srl_baseline.jsonnet", "span"),
     ("srl_elmo.jsonnet", "span"),
+    ("srl_elmo_finetuned.jsonnet", "span"),
     ("srl_baseline.jsonnet", "head"),
 ]
 
@@ -46,6 +50,24 @@ def test_one_epoch_gives_sensible_metrics(trained):
             assert 0.0 <= metrics[f"{split}_{name}"] <= 1.0
     elmo_weights = [name for name in metrics if name.startswith("training__elmo_mix0_")]
     assert bool(elmo_weights) == ("elmo" in config)
+
+
+def test_only_the_finetuned_config_trains_the_bilm(trained):
+    config, _, serialization_dir = trained
+    if "elmo" not in config:
+        pytest.skip("no biLM")
+    archive = load_archive(str(serialization_dir / "model.tar.gz"))
+    # A model built from the same config holds the biLM as loaded from its weight file.
+    untrained = Model.from_params(vocab=archive.model.vocab, params=archive.config.duplicate()["model"])
+    before = {name: value for name, value in untrained.named_parameters() if "._bilm." in name}
+    after = {name: value for name, value in archive.model.named_parameters() if "._bilm." in name}
+    assert before and before.keys() == after.keys()
+    changed = [name for name in before if not torch.equal(before[name], after[name])]
+    finetuned = config == "srl_elmo_finetuned.jsonnet"
+    assert bool(changed) == finetuned, changed
+    assert all(value.requires_grad == finetuned for value in after.values())
+    elmo = archive.config["model"]["text_field_embedder"]["token_embedders"]["elmo"]
+    assert ("activation_cache" in elmo) != finetuned  # a fine-tuned biLM's activations change
 
 
 def test_allennlp_predict_on_the_archive(trained, tmp_path, monkeypatch):
