@@ -65,7 +65,7 @@ test-all:
 # back, so the tables render at once from a clone, and a job cut off goes on where it stopped.
 TABLES_DIR := experiments/results/paper_tables
 tables: $(STAMP)
-	$(BIN)/python experiments/paper_tables.py table1 table2 table3 sample_efficiency convergence --extra-seeds 1 2 --output-dir $(TABLES_DIR)
+	$(BIN)/python experiments/paper_tables.py table1 finetuned table2 table3 sample_efficiency convergence --extra-seeds 1 2 --output-dir $(TABLES_DIR)
 	$(BIN)/python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png --output-dir $(TABLES_DIR)
 	bash experiments/domain_adaptation.sh snli
 

@@ -18,6 +18,10 @@ threads, `--parallel` at a time, on the fixed splits of ../shared/data (its READ
                      score for SQuAD, which has no dev split) after every epoch, mean over seeds
   bfloat16           not the paper's: table1's +ELMo runs (NER by default) against the same
                      runs with ELMo's compute_dtype "bfloat16", at the same seeds
+  finetuned          not the paper's (it keeps the biLM frozen): table1's +ELMo runs of SRL
+                     and the same with the biLM fine-tuned with the task model (ELMo in
+                     bfloat16: a fine-tuned biLM has no activation cache), against table1's
+                     baselines
 
 Baseline and +ELMo runs of a task share the budget (epochs and sizes, `--set`) and the seed
 (`--seed`: AllenNLP's random_seed, numpy_seed and pytorch_seed). A run shared by several tables
@@ -80,8 +84,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         "--tasks",
         nargs="+",
         choices=sorted(TASKS),
-        help="the tasks of table1, table2, table3 (snli, squad), figure2, convergence and "
-        "bfloat16; default: "
+        help="the tasks of table1, table2, table3 (snli, squad), figure2, convergence, "
+        "bfloat16 and finetuned (srl); default: "
         + "; ".join(f"{table} {' '.join(names)}" for table, names in DEFAULT_TASKS.items()),
     )
     parser.add_argument(

@@ -16,6 +16,8 @@ TITLES = {
     "figure2": "Figure 2: learned layer weights of the table 1 +ELMo runs",
     "convergence": "Convergence: table 1's runs after each epoch (mean over seeds)",
     "bfloat16": "ELMo in bfloat16 against float32: the table 1 +ELMo runs at the same seeds",
+    "finetuned": "The biLM frozen (table 1) and fine-tuned with the task model, against the "
+    "same baselines",
 }
 
 

@@ -11,11 +11,9 @@
 #                which has less capacity of its own to learn from 1,336 sentences
 #   adapted      the biLM adapted to the task's text first (experiments/domain_adaptation.sh)
 #   dropout      ELMo's dropout 0.1 instead of 0.5 (AllenNLP's SRL-with-ELMo configs use 0.1)
-#   finetuned    the biLM fine-tuned with the SRL model (requires_grad, so no activation
-#                cache; in bfloat16, which makes its backward pass affordable on a CPU with
-#                AVX512_BF16), at seeds 13370, 1 and 2
+# (Table 1 itself trains SRL with the biLM fine-tuned too: srl/srl_elmo_finetuned.jsonnet.)
 #
-#   bash experiments/srl_elmo_diagnostics.sh [full_budget head small adapted dropout finetuned]
+#   bash experiments/srl_elmo_diagnostics.sh [full_budget head small adapted dropout]
 # PYTHON (default .venv/bin/python) and OUT (default runs/srl_elmo_diagnostics) can be set;
 # without names it runs the first four. DRY_RUN=1 prints the `allennlp train` commands instead of
 # training (not for `adapted`, which trains regardless).
@@ -43,9 +41,7 @@ for diagnostic in $DIAGNOSTICS; do
     adapted) OUT="$OUT/adapted" PYTHON="$PYTHON" bash experiments/domain_adaptation.sh srl \
       "${FULL_BUDGET[@]}" ;;
     dropout) table1_srl dropout --elmo-overrides "srl={\"$ELMO.dropout\": 0.1}" ;;
-    finetuned) table1_srl finetuned --extra-seeds 1 2 --elmo-overrides "srl={\"$ELMO.requires_grad\": \
-      true, \"$ELMO.activation_cache\": null, \"$ELMO.compute_dtype\": \"bfloat16\"}" ;;
     *) echo "unknown diagnostic $diagnostic: expected full_budget, head, small, adapted," \
-      "dropout or finetuned" >&2; exit 2 ;;
+      "or dropout" >&2; exit 2 ;;
   esac
 done

@@ -23,7 +23,7 @@ from experiments.scores import (
 from experiments.tasks import TASKS, task_names, task_of
 
 PAPER_TABLES = ["table1", "table2", "table3", "sample_efficiency", "figure2"]
-TABLES = PAPER_TABLES + ["convergence", "bfloat16"]
+TABLES = PAPER_TABLES + ["convergence", "bfloat16", "finetuned"]
 DEFAULT_TASKS = {
     "table1": list(TASKS),
     "table2": ["ner", "snli"],
@@ -31,6 +31,7 @@ DEFAULT_TASKS = {
     "figure2": list(TASKS),
     "convergence": list(TASKS),
     "bfloat16": ["ner"],
+    "finetuned": [name for name, task in TASKS.items() if task.finetuned_elmo is not None],
 }
 # A fine-tuned biLM has no activation cache: it runs forward and backward every epoch, which
 # ELMo in bfloat16 makes affordable (about 3x float32's speed on a CPU with AVX512_BF16).
@@ -56,6 +57,8 @@ class PaperTables:
         chosen = DEFAULT_TASKS[table] if self.chosen_tasks is None else self.chosen_tasks
         if table == "table3":  # only tasks with ELMo at the output
             chosen = [name for name in chosen if "elmo_output" in TASKS[name].configs]
+        if table == "finetuned":
+            chosen = [name for name in chosen if TASKS[name].finetuned_elmo is not None]
         return task_names(chosen)
 
     def cell_results(self, cells: List[List[Run]]) -> Tuple[List[Result], List[Result]]:
@@ -66,9 +69,9 @@ class PaperTables:
             results.values()
         )
 
-    def table1_variants(self, name: str) -> List[Tuple[str, str]]:
-        """The task's +ELMo variants of table 1 with ELMo's compute dtype: its `table1_elmo`
-        (the paper's frozen biLM) in float32, then its `finetuned_elmo` if it has one."""
+    def elmo_variants(self, name: str) -> List[Tuple[str, str]]:
+        """The task's +ELMo variants with ELMo's compute dtype: its `table1_elmo` (the paper's
+        frozen biLM) in float32, then its `finetuned_elmo` if it has one."""
         task = TASKS[name]
         variants = [(task.table1_elmo, "float32")]
         if task.finetuned_elmo is not None:
@@ -77,7 +80,21 @@ class PaperTables:
 
     def table1(self) -> Tuple[str, List[Result]]:
         names = self.tasks("table1")
-        variants = [(name, *variant) for name in names for variant in self.table1_variants(name)]
+        return self.against_baselines(
+            [(name, TASKS[name].table1_elmo, "float32") for name in names]
+        )
+
+    def finetuned(self) -> Tuple[str, List[Result]]:
+        """Not the paper's, which keeps the biLM frozen: table 1's row of each task with a
+        fine-tuned variant, then that variant's row against the same baseline runs."""
+        names = self.tasks("finetuned")
+        return self.against_baselines(
+            [(name, *variant) for name in names for variant in self.elmo_variants(name)]
+        )
+
+    def against_baselines(self, variants: List[Tuple[str, str, str]]) -> Tuple[str, List[Result]]:
+        """A row per (task, +ELMo variant, compute dtype) against the task's baseline runs."""
+        names = list(dict.fromkeys(name for name, _, _ in variants))
         baseline_cells = [self.plan.runs(name, "baseline") for name in names]
         elmo_cells = [
             self.plan.runs(name, variant, compute_dtype=dtype) for name, variant, dtype in variants
@@ -209,7 +226,7 @@ class PaperTables:
         rows, all_results = [], []
         for name in self.tasks("convergence"):
             task = TASKS[name]
-            variants = [("baseline", "float32")] + self.table1_variants(name)
+            variants = [("baseline", "float32")] + self.elmo_variants(name)
             cells = [
                 self.plan.runs(name, variant, compute_dtype=dtype) for variant, dtype in variants
             ]

@@ -253,3 +253,12 @@ def test_elmo_overrides_reach_the_runs_with_elmo_only(job):
     assert len(with_elmo) == 3 and all('"model.elmo.dropout": 0.3' in command for command in with_elmo)
     [baseline] = [command for command in commands if "/snli/baseline " in command]
     assert "model.elmo" not in baseline
+
+
+def test_finetuned_trains_srl_with_the_bilm_frozen_and_fine_tuned_in_bfloat16(tmp_path):
+    process = paper_tables_command(tmp_path, "finetuned", "--dry-run")
+    commands = {re.search(r" -s \S+/srl/(\S+) ", command).group(1): command for command in process.stdout.splitlines()}
+    assert sorted(commands) == ["baseline", "elmo", "elmo_finetuned_bfloat16"]
+    finetuned = commands["elmo_finetuned_bfloat16"]
+    assert "srl/srl_elmo_finetuned.jsonnet" in finetuned and '.elmo.compute_dtype": "bfloat16"' in finetuned
+    assert "compute_dtype" not in commands["elmo"] and "srl/srl_elmo.jsonnet" in commands["elmo"]
