@@ -1,5 +1,7 @@
 from typing import Any, Dict, List, Optional, Tuple, cast
 
+import hashlib
+
 import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
@@ -45,7 +47,10 @@ class Elmo(torch.nn.Module, FromParams):
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
         When the file is missing, the weights must come from a loaded state dict (a trained
-        model archive, which holds them), else the first forward pass raises.
+        model archive, which holds them), else the first forward pass raises. So does a biLM
+        whose weights changed between loading them and the first forward pass, which is what
+        a model initializer with a regex matching the biLM's parameters does (AllenNLP runs it
+        after the modules are built): see `BILM_PARAMETERS_REGEX`.
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of bilm-tf `options.json` files by name: when `options_file` is one of
         these names, its contents come from here and no file is read. A trained model archive
@@ -119,6 +124,13 @@ class Elmo(torch.nn.Module, FromParams):
                 "'<path to the elmo module>.activation_cache': null)"
             )
         self._bilm = bilm
+        self._weight_file = weight_file
+        # The weights as the file gave them, until the first forward pass or a state dict.
+        self._loaded_weights: Optional[Dict[str, bytes]] = (
+            tensor_digests(bilm)
+            if weight_file is not None and self._missing_weights is None
+            else None
+        )
         self._keep_sentence_boundaries = keep_sentence_boundaries
         self._activation_cache = activation_cache
         self._bilm_digest: Optional[bytes] = None
@@ -155,6 +167,7 @@ class Elmo(torch.nn.Module, FromParams):
         self._bilm_digest = None
         if any(key.startswith(prefix + "_bilm.") for key in state_dict):
             self._missing_weights = None
+            self._loaded_weights = None
 
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
@@ -174,6 +187,8 @@ class Elmo(torch.nn.Module, FromParams):
             raise ConfigurationError(
                 f"{self._missing_weights} No loaded model state brought the biLM weights either."
             )
+        if self._loaded_weights is not None:
+            self._check_weights_as_loaded(self._loaded_weights)
         if character_ids.dim() > 3:
             return self._forward_nested(character_ids)
         if self._activation_cache is not None:
@@ -192,6 +207,21 @@ class Elmo(torch.nn.Module, FromParams):
         if not self._keep_sentence_boundaries:
             mask = mixed_mask
         return {"elmo_representations": representations, "mask": mask}
+
+    def _check_weights_as_loaded(self, loaded: Dict[str, bytes]) -> None:
+        self._loaded_weights = None  # once: from here on training may change them
+        changed = [
+            name for name, digest in tensor_digests(self._bilm).items() if loaded[name] != digest
+        ]
+        if changed:
+            raise ConfigurationError(
+                f"the biLM's weights {', '.join(changed)} changed between loading "
+                f"{self._weight_file} and ELMo's first forward pass: a model initializer whose "
+                f"regexes match them replaced the pretrained weights (e.g. '.*_encoder.*weight' "
+                f'matches the biLM\'s character_encoder). Add "prevent_regexes": '
+                f'["{BILM_PARAMETERS_REGEX}"] to the model\'s initializer (in jsonnet: '
+                "elmo.libsonnet's bilm_parameters_regex)"
+            )
 
     def _forward_nested(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         leading = character_ids.shape[:-2]
@@ -257,3 +287,11 @@ def _options(options_file: Optional[str], known_options: Dict[str, Dict[str, Any
     if options_file in known_options:
         return check_options(known_options[options_file], f"known_options[{options_file!r}]")
     return read_options(options_file)
+
+
+def tensor_digests(bilm: ElmoBiLm) -> Dict[str, bytes]:
+    """A digest of each of the biLM's weights, by name."""
+    return {
+        name: hashlib.blake2b(tensor.detach().cpu().contiguous().numpy().tobytes()).digest()
+        for name, tensor in bilm.state_dict().items()
+    }
