@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Why does ELMo not help SRL here? Table 1's SRL pair (baseline, +ELMo; UP English-EWT, seed
-# 13370) again with one thing changed, each diagnostic into its own directory under $OUT with
-# its table1.md (docs/paper_tables.md, "SRL: what we measured", has the results). The first four
-# train all 20 epochs (no early stopping: patience 4 stopped the +ELMo run of table 1 after 13;
-# its baseline ran all 20), the last two keep table 1's patience:
+# Table 1's SRL pair (baseline, +ELMo; UP English-EWT, seed 13370) again with one thing changed,
+# each diagnostic into its own directory under $OUT with its table1.md. Written to find out why
+# ELMo did not help SRL, which was a config bug (docs/paper_tables.md, "SRL: the bug that hid
+# ELMo's gain"); the results measured before the fix are withdrawn. The first four train all 20
+# epochs (no early stopping), the last one keeps table 1's patience:
 #   full_budget  nothing else changed
 #   head         the head-word label mode (CoNLL-2009 style: the role on each argument's head)
 #                instead of spans: ELMo's effect on labels apart from span boundaries
@@ -11,7 +11,7 @@
 #                which has less capacity of its own to learn from 1,336 sentences
 #   adapted      the biLM adapted to the task's text first (experiments/domain_adaptation.sh)
 #   dropout      ELMo's dropout 0.1 instead of 0.5 (AllenNLP's SRL-with-ELMo configs use 0.1)
-# (Table 1 itself trains SRL with the biLM fine-tuned too: srl/srl_elmo_finetuned.jsonnet.)
+# (`paper_tables.py finetuned` trains SRL with the biLM fine-tuned: srl/srl_elmo_finetuned.jsonnet.)
 #
 #   bash experiments/srl_elmo_diagnostics.sh [full_budget head small adapted dropout]
 # PYTHON (default .venv/bin/python) and OUT (default runs/srl_elmo_diagnostics) can be set;
