@@ -23,7 +23,7 @@ class Task:
     elmo_plugin/training_configs/ without ".jsonnet"; `budget` its knobs with their defaults;
     `test_metrics` what its tables show, the headline last; `input_elmo` its variant with ELMo
     at the input only, `table1_elmo` its variant of table 1 and `finetuned_elmo` (if any) a
-    variant with the biLM fine-tuned that table 1 shows beside it."""
+    variant with the biLM fine-tuned that the `finetuned` table shows beside table 1's."""
 
     name: str
     title: str

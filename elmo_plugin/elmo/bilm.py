@@ -188,8 +188,20 @@ class ElmoBiLm(torch.nn.Module):
             digest.update(self.compute_dtype.encode("utf-8"))
         for name, tensor in self.state_dict().items():
             digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode("utf-8"))
-            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+            digest.update(_tensor_bytes(tensor))
         return digest.digest()
+
+    def weight_digests(self) -> Dict[str, bytes]:
+        """A digest of each weight by name: which of them changed, where `digest` says whether
+        any did."""
+        return {
+            name: hashlib.blake2b(_tensor_bytes(tensor)).digest()
+            for name, tensor in self.state_dict().items()
+        }
 
     def layer_names(self) -> List[str]:
         return bilm_layer_names(self.lstm.num_layers)
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    return tensor.detach().cpu().contiguous().numpy().tobytes()

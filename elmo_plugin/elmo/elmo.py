@@ -1,7 +1,5 @@
 from typing import Any, Dict, List, Optional, Tuple, cast
 
-import hashlib
-
 import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
@@ -127,7 +125,7 @@ class Elmo(torch.nn.Module, FromParams):
         self._weight_file = weight_file
         # The weights as the file gave them, until the first forward pass or a state dict.
         self._loaded_weights: Optional[Dict[str, bytes]] = (
-            tensor_digests(bilm)
+            bilm.weight_digests()
             if weight_file is not None and self._missing_weights is None
             else None
         )
@@ -211,7 +209,7 @@ class Elmo(torch.nn.Module, FromParams):
     def _check_weights_as_loaded(self, loaded: Dict[str, bytes]) -> None:
         self._loaded_weights = None  # once: from here on training may change them
         changed = [
-            name for name, digest in tensor_digests(self._bilm).items() if loaded[name] != digest
+            name for name, digest in self._bilm.weight_digests().items() if loaded[name] != digest
         ]
         if changed:
             raise ConfigurationError(
@@ -287,11 +285,3 @@ def _options(options_file: Optional[str], known_options: Dict[str, Dict[str, Any
     if options_file in known_options:
         return check_options(known_options[options_file], f"known_options[{options_file!r}]")
     return read_options(options_file)
-
-
-def tensor_digests(bilm: ElmoBiLm) -> Dict[str, bytes]:
-    """A digest of each of the biLM's weights, by name."""
-    return {
-        name: hashlib.blake2b(tensor.detach().cpu().contiguous().numpy().tobytes()).digest()
-        for name, tensor in bilm.state_dict().items()
-    }
