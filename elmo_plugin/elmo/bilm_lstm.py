@@ -3,6 +3,7 @@ from typing import Callable, List, NamedTuple, Optional, Tuple, cast
 import torch
 
 from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
+from elmo_plugin.elmo.fused_lstm_layer import fused_layer
 from elmo_plugin.elmo.packed_state_product import PackedStateProduct
 
 # `gates = sums + hidden @ state_weight` of one step, `(2, rows, 4 * cell)`.
@@ -123,19 +124,7 @@ class BiLstmLayer(torch.nn.Module):
         `(2, batch, hidden)` and memory `(2, batch, cell)` states of the sorted batch. Returns the
         packed outputs `(2, num_packed, hidden)` and the final states of the sorted batch.
         """
-        input_weight: torch.Tensor
-        state_weight: torch.Tensor
-        projection_weight: torch.Tensor
-        if self.compute_dtype == torch.float32:
-            input_weight, state_weight = self.input_weight, self.state_weight
-            projection_weight = self.projection_weight
-        else:
-            # Converted once per forward pass of the layer (and kept while frozen). No
-            # column-major copy: for the bfloat16 step product it was 14% faster on torch 2.15
-            # and 10% slower on torch 1.12 (one noisy measurement each), no consistent gain.
-            input_weight, state_weight, projection_weight = self._reduced.get(
-                (self.input_weight, self.state_weight, self.projection_weight), self.compute_dtype
-            )
+        input_weight, state_weight, projection_weight = self._weights()
         step_product = self._step_product(state_weight, batch_sizes[0] if batch_sizes else 1)
         # The gate inputs (and so every step's gates) are float32: the reduced-precision product
         # is added to the bias in float32, and each step's state product to them.
@@ -172,6 +161,46 @@ class BiLstmLayer(torch.nn.Module):
         # Outputs and states in float32 (one conversion for all the steps, none in float32).
         return torch.cat(outputs, dim=1).float(), (final_hidden.float(), final_memory)
 
+    def forward_fused(
+        self,
+        inputs: torch.Tensor,
+        lengths: torch.Tensor,
+        initial: Tuple[torch.Tensor, torch.Tensor],
+    ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+        """
+        The layer over a dense batch, every step on every sequence, nothing read back to the
+        host (`elmo_plugin.elmo.fused_lstm_layer`): `inputs` is `(2, timesteps, batch,
+        input_size)`, the backward direction reversed within each sequence, `lengths` `(batch,)`
+        and `initial` as in `forward`, in batch order. Returns the outputs `(2, timesteps,
+        batch, hidden)` float32 (meaningful up to each length) and the final states.
+        """
+        input_weight, state_weight, projection_weight = self._weights()
+        _, timesteps, batch, _ = inputs.shape
+        gate_inputs = _add_product(
+            self.bias, inputs.reshape(2, timesteps * batch, -1).to(input_weight.dtype), input_weight
+        )
+        return fused_layer(
+            gate_inputs.view(2, timesteps, batch, -1),
+            state_weight,
+            projection_weight,
+            initial,
+            lengths,
+            self.cell_clip,
+            self.proj_clip,
+        )
+
+    def _weights(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The input, recurrent and projection weights in the compute dtype."""
+        if self.compute_dtype == torch.float32:
+            return self.input_weight, self.state_weight, self.projection_weight
+        # Converted once per forward pass of the layer (and kept while frozen). No column-major
+        # copy: for the bfloat16 step product it was 14% faster on torch 2.15 and 10% slower on
+        # torch 1.12 (one noisy measurement each), no consistent gain.
+        input_weight, state_weight, projection_weight = self._reduced.get(
+            (self.input_weight, self.state_weight, self.projection_weight), self.compute_dtype
+        )
+        return input_weight, state_weight, projection_weight
+
     def _step_product(self, state_weight: torch.Tensor, rows: int) -> StepProduct:
         """The step product on `state_weight` (the parameter, or its reduced-precision copy):
         oneDNN on a packed weight where that is faster and no gradient flows
@@ -198,14 +227,25 @@ def _add_product(sums: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.
     return plus_float32(torch.bmm(a, b), sums)
 
 
+def _reversal(lengths: torch.Tensor, timesteps: int) -> torch.Tensor:
+    """`(batch, timesteps)`: the position each backward step of a dense batch reads."""
+    steps = torch.arange(timesteps, device=lengths.device).unsqueeze(0)
+    lengths = lengths.unsqueeze(1)
+    return torch.where(steps < lengths, lengths - 1 - steps, steps)
+
+
 class ElmoBiLstm(torch.nn.Module):
     """
     The contextual part of ELMo's biLM: `num_layers` layers of forward and backward LSTMs with
     projections and clipping, independent directions, and residual connections from the
     second layer on (bilm-tf's `use_skip_connections`).
 
-    The batch is packed once: padding is never computed, both directions share each step's
-    matrix products, and the input side of every gate is one matrix product per layer.
+    Two paths, the same function. On the CPU the batch is packed once: padding is never
+    computed, both directions share each step's matrix products, and the input side of every
+    gate is one matrix product per layer. On CUDA (or with `fused = True`) every step runs on
+    the whole batch with nothing read back to the host, the gate math of a step fused into one
+    Triton kernel (`elmo_plugin.elmo.fused_lstm_layer`). Either way the biLM runs in its own
+    `compute_dtype`, with AMP's autocast turned off.
 
     # Parameters
 
@@ -247,6 +287,8 @@ class ElmoBiLstm(torch.nn.Module):
             for i in range(num_layers)
         )
         self.dropout = torch.nn.Dropout(dropout)
+        # None: the fused dense path on CUDA, the packed path elsewhere (`runs_fused`).
+        self.fused: Optional[bool] = None
 
     @property
     def compute_dtype(self) -> torch.dtype:
@@ -285,10 +327,25 @@ class ElmoBiLstm(torch.nn.Module):
         The output of each layer, `(batch_size, timesteps, 2 * hidden_size)` with the forward
         direction first and zeros at padding, and the final state of each row.
         """
+        if initial_state is None:
+            initial_state = self.zero_state(inputs.size(0), inputs)
+        # The biLM runs in its own compute dtype: under AMP's autocast its products would
+        # otherwise be float16, whose range its unclipped sums exceed.
+        with torch.autocast(inputs.device.type, enabled=False):
+            if self.runs_fused(inputs):
+                return self._forward_fused(inputs.float(), mask, initial_state)
+            return self._forward_packed(inputs.float(), mask, initial_state)
+
+    def runs_fused(self, inputs: torch.Tensor) -> bool:
+        """Whether a batch runs on the fused dense path (`forward_fused`): `fused` when set,
+        else on CUDA; the packed path serves the CPU, where padding is arithmetic it lacks."""
+        return self.fused if self.fused is not None else inputs.is_cuda
+
+    def _forward_packed(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
+    ) -> Tuple[List[torch.Tensor], LstmState]:
         batch_size, timesteps, _ = inputs.shape
         packed = pack_batch(mask)
-        if initial_state is None:
-            initial_state = self.zero_state(batch_size, inputs)
         hidden0 = initial_state.hidden.index_select(2, packed.sorting)
         memory0 = initial_state.memory.index_select(2, packed.sorting)
 
@@ -313,6 +370,34 @@ class ElmoBiLstm(torch.nn.Module):
             torch.stack(final_memory).index_select(2, packed.restoration),
         )
         return outputs, final_state
+
+    def _forward_fused(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
+    ) -> Tuple[List[torch.Tensor], LstmState]:
+        lengths = mask.sum(dim=1)
+        # Step t of the backward direction reads position length - 1 - t of its sequence; past
+        # its length, the padding where it is. The map is its own inverse.
+        reversal = _reversal(lengths, inputs.size(1)).unsqueeze(-1)
+        time_major = inputs.transpose(0, 1)
+        layer_input = torch.stack(
+            [time_major, inputs.gather(1, reversal.expand_as(inputs)).transpose(0, 1)]
+        )
+        outputs, final_hidden, final_memory = [], [], []
+        padding = ~mask.unsqueeze(-1)
+        for i, layer in enumerate(self.layers):
+            layer_input = self.dropout(layer_input)
+            output, (hidden, memory) = cast(BiLstmLayer, layer).forward_fused(
+                layer_input, lengths, (initial_state.hidden[i], initial_state.memory[i])
+            )
+            if i > 0 and self.use_skip_connections:
+                output = output + layer_input
+            forward, backward = output.transpose(1, 2)
+            backward = backward.gather(1, reversal.expand_as(backward))
+            outputs.append(torch.cat([forward, backward], dim=-1).masked_fill(padding, 0.0))
+            final_hidden.append(hidden)
+            final_memory.append(memory)
+            layer_input = output
+        return outputs, LstmState(torch.stack(final_hidden), torch.stack(final_memory))
 
     def _unpack(
         self, packed_output: torch.Tensor, packed: PackedBatch, batch_size: int, timesteps: int
