@@ -1,5 +1,7 @@
 import math
 
+import numpy
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -84,8 +86,10 @@ def test_bfloat16_training_decreases_the_loss_like_float32(tiny_bilm):
     assert reduced != exact  # it did run in bfloat16
 
 
-def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm):
+@pytest.mark.parametrize("fused", [False, True], ids=["packed", "fused"])
+def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm, fused):
     model = _model(tiny_bilm, num_samples=8).eval()
+    model.bilm.lstm.fused = fused  # the fused path (the GPU's) scores every position, masked
     reader = BilmCorpusReader()
     batch = tensorize(list(reader.read(SENTENCES))[:6], model.vocab, reader)
     with torch.no_grad():
@@ -107,15 +111,21 @@ def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm):
                 log_probabilities = torch.log_softmax(weight @ top[row, position, 16:] + bias, 0)
                 if position > 0:
                     backward.append(-log_probabilities[ids[row, position - 1] - 1])
-    assert metrics["forward_perplexity"] == pytest.approx(math.exp(sum(forward) / len(forward)), rel=1e-5)
-    assert metrics["backward_perplexity"] == pytest.approx(math.exp(sum(backward) / len(backward)), rel=1e-5)
+    assert metrics["forward_perplexity"] == pytest.approx(
+        math.exp(sum(forward) / len(forward)), rel=1e-5
+    )
+    assert metrics["backward_perplexity"] == pytest.approx(
+        math.exp(sum(backward) / len(backward)), rel=1e-5
+    )
     both = (sum(forward) + sum(backward)) / (len(forward) + len(backward))
     assert metrics["perplexity"] == pytest.approx(math.exp(both), rel=1e-5)
 
 
-def test_packed_windows_carry_the_forward_state_along_each_lane(tiny_bilm):
+@pytest.mark.parametrize("fused", [False, True], ids=["packed", "fused"])
+def test_packed_windows_carry_the_forward_state_along_each_lane(tiny_bilm, fused):
     """The forward LM scores a lane read in windows of 4 exactly as in one long window."""
     model = _model(tiny_bilm).eval()
+    model.bilm.lstm.fused = fused
     windows = BilmCorpusReader(mode="packed", num_lanes=1, window_length=4)
     whole = BilmCorpusReader(mode="packed", num_lanes=1, window_length=10_000)
 
@@ -125,7 +135,9 @@ def test_packed_windows_carry_the_forward_state_along_each_lane(tiny_bilm):
         total = 0.0
         with torch.no_grad():
             for start in range(0, len(instances), batch_size):
-                output = model(**tensorize(instances[start : start + batch_size], model.vocab, reader))
+                output = model(
+                    **tensorize(instances[start : start + batch_size], model.vocab, reader)
+                )
                 total += float(output["forward_loss"]) * int(output["num_targets"])
         return total
 
@@ -169,7 +181,9 @@ def test_needs_options_or_an_options_file(tiny_bilm):
 def test_inline_options_get_the_checks_of_an_options_file(tiny_bilm):
     vocabulary = CorpusVocabulary.from_corpus(corpus=SENTENCES)
     tiny_bilm["lstm"]["dim"] = "32"
-    with pytest.raises(ConfigurationError, match=r"bilm options: 'lstm'.'dim' expected a positive integer"):
+    with pytest.raises(
+        ConfigurationError, match=r"bilm options: 'lstm'.'dim' expected a positive integer"
+    ):
         BilmLanguageModel(vocabulary, bilm=tiny_bilm)
 
 
@@ -184,3 +198,31 @@ def test_dropout_reaches_the_lstm_from_options_and_from_files(tiny_bilm, tmp_pat
         dropout=0.2,
     )
     assert loaded.bilm.lstm.dropout.p == 0.2
+
+
+def test_a_training_step_on_the_fused_path_equals_the_packed_path(tiny_bilm):
+    """The GPU's path (fused LSTM, every position scored and masked) gives the CPU's loss and
+    gradients for the same sampled negatives."""
+    reader = BilmCorpusReader()
+    results = []
+    for fused in (False, True):
+        model = _model(tiny_bilm, num_samples=8, dropout=0.0)
+        model.bilm.lstm.fused = fused
+        batch = tensorize(list(reader.read(SENTENCES))[:6], model.vocab, reader)
+        numpy.random.seed(0)
+        output = model(**batch)
+        output["loss"].backward()
+        results.append(
+            [output["loss"], output["num_targets"]] + [p.grad for p in model.parameters()]
+        )
+    for packed, fused in zip(*results):
+        torch.testing.assert_close(fused, packed, rtol=1e-5, atol=1e-6)
+
+
+def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm, monkeypatch):
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    _model(tiny_bilm)
+    assert not torch.backends.cuda.matmul.allow_tf32
+    _model(tiny_bilm, tf32=True)
+    assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32

@@ -5,10 +5,13 @@ from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16
 from elmo_plugin.lm.modules.chunked_logsumexp import chunked_logsumexp
 
 
-def _autograd_reference(inputs, weight, bias, rows, columns, mask_value):
+def _masked_positions(row_keys, column_keys):
+    return row_keys.unsqueeze(1) == column_keys.unsqueeze(0)
+
+
+def _autograd_reference(inputs, weight, bias, row_keys, column_keys, mask_value):
     logits = inputs @ weight.t() + bias
-    masked = torch.zeros_like(logits, dtype=torch.bool)
-    masked[rows, columns] = True
+    masked = _masked_positions(row_keys, column_keys)
     return torch.logsumexp(logits.masked_fill(masked, mask_value), dim=1)
 
 
@@ -22,8 +25,27 @@ def _leaves(seed, num_rows=37, dim=6, num_columns=23):
     return [tensor.requires_grad_() for tensor in tensors]
 
 
+def _keys(masked_cells, num_rows=37, num_columns=23):
+    """Row and column keys equal exactly at `masked_cells`' (row, column) pairs."""
+    row_keys, column_keys = torch.full((num_rows,), -1), torch.full((num_columns,), -2)
+    for key, (row, columns) in enumerate(masked_cells):
+        row_keys[row] = key
+        column_keys[list(columns)] = key
+    return row_keys, column_keys
+
+
 # Masked logits in the first, a middle and the last chunk, two in one row.
-MASKED = (torch.tensor([0, 5, 5, 16, 36]), torch.tensor([3, 0, 22, 7, 11]))
+MASKED = _keys([(0, [3]), (5, [0, 22]), (16, [7]), (36, [11])])
+
+
+def test_the_keys_mask_what_they_say():
+    assert _masked_positions(*MASKED).nonzero().tolist() == [
+        [0, 3],
+        [5, 0],
+        [5, 22],
+        [16, 7],
+        [36, 11],
+    ]
 
 
 @pytest.mark.parametrize("rows_per_chunk", [1, 8, 37, 100])
@@ -45,7 +67,7 @@ def test_masked_logits_get_no_gradient():
     # A column's bias gradient is the sum over the rows of its softmax probability among the
     # row's unmasked logits: zero where it is masked.
     logits = (inputs @ weight.t() + bias).detach()
-    logits[MASKED] = float("-inf")
+    logits[_masked_positions(*MASKED)] = float("-inf")
     probabilities = torch.softmax(logits, dim=1)
     torch.testing.assert_close(bias.grad, probabilities.sum(dim=0), rtol=1e-5, atol=1e-6)
 

@@ -50,14 +50,18 @@ def test_sampled_loss_equals_allennlps_for_the_same_draws(monkeypatch):
     assert torch.allclose(our_loss, their_loss, atol=1e-4)
     # The same gradients, too (accidental hits are masked outside autograd).
     our_gradients = torch.autograd.grad(our_loss, [embeddings, ours.weight, ours.bias])
-    their_gradients = torch.autograd.grad(their_loss, [embeddings, theirs.softmax_w, theirs.softmax_b])
+    their_gradients = torch.autograd.grad(
+        their_loss, [embeddings, theirs.softmax_w, theirs.softmax_b]
+    )
     for mine, theirs_ in zip(our_gradients, their_gradients):
         assert torch.allclose(mine, theirs_, atol=1e-5)
 
 
 def test_evaluation_is_the_exact_softmax_in_bounded_chunks():
     torch.manual_seed(0)
-    softmax = SampledSoftmax(num_words=300, embedding_dim=6, num_samples=20, max_logits_per_chunk=1000)
+    softmax = SampledSoftmax(
+        num_words=300, embedding_dim=6, num_samples=20, max_logits_per_chunk=1000
+    )
     softmax.eval()
     embeddings, targets = torch.randn(17, 6), torch.randint(0, 300, (17,))
     logits = embeddings @ softmax.weight.t() + softmax.bias
@@ -80,3 +84,25 @@ def test_loading_weights_of_another_vocabulary_is_a_clear_error():
     small = SampledSoftmax(num_words=10, embedding_dim=4)
     with pytest.raises(ConfigurationError, match="vocabulary does not belong"):
         SampledSoftmax(num_words=12, embedding_dim=4).load_state_dict(small.state_dict())
+
+
+def test_a_sparse_gradient_gives_adagrad_exactly_the_dense_update():
+    """The softmax rows a step does not touch get no gradient; Adagrad on the sparse gradient
+    (only the touched rows) leaves every weight where the dense step leaves it."""
+    results = []
+    for sparse in (False, True):
+        torch.manual_seed(0)
+        softmax = SampledSoftmax(
+            num_words=500, embedding_dim=8, num_samples=30, sparse_gradient=sparse
+        )
+        optimizer = torch.optim.Adagrad(softmax.parameters(), lr=0.2, initial_accumulator_value=1.0)
+        numpy.random.seed(0)
+        for _ in range(3):
+            embeddings = torch.randn(12, 8)
+            softmax(embeddings, torch.randint(0, 500, (12,))).mean().backward()
+            assert softmax.weight.grad.is_sparse == sparse
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        results.append([p.detach().clone() for p in softmax.parameters()])
+    for dense, sparse in zip(*results):
+        torch.testing.assert_close(sparse, dense, rtol=1e-6, atol=1e-7)

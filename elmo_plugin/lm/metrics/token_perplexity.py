@@ -1,5 +1,5 @@
 import math
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 from allennlp.nn.util import dist_reduce_sum
@@ -23,23 +23,23 @@ class TokenPerplexity(Metric):
         self._totals = torch.zeros(4, dtype=torch.float64)
 
     # AllenNLP's `Metric.__call__` takes (predictions, gold_labels, mask) tensors; this one takes
-    # the two directions' losses: the override cannot match its signature.
-    def __call__(  # type: ignore[override]
-        self, forward_nll: torch.Tensor, backward_nll: torch.Tensor
+    # the two directions' losses and their counts, in the same three places.
+    def __call__(
+        self,
+        forward_nll: torch.Tensor,
+        backward_nll: torch.Tensor,
+        counts: Optional[torch.Tensor] = None,
     ) -> None:
         """`forward_nll` and `backward_nll` hold the negative log-likelihood of each predicted
-        token of one direction."""
+        token of one direction; with `counts` (forward, backward), they may hold zeros for
+        positions that are not predictions, and `counts` says how many are."""
         # Summed where the losses are: no device-to-host copy per batch, and NCCL reduces
         # CUDA tensors only.
         forward_nll, backward_nll = forward_nll.detach().double(), backward_nll.detach().double()
-        batch = torch.stack(
-            [
-                forward_nll.sum(),
-                forward_nll.new_tensor(forward_nll.numel()),
-                backward_nll.sum(),
-                backward_nll.new_tensor(backward_nll.numel()),
-            ]
-        )
+        if counts is None:
+            counts = torch.tensor([forward_nll.numel(), backward_nll.numel()])
+        counts = counts.to(device=forward_nll.device, dtype=torch.float64)
+        batch = torch.stack([forward_nll.sum(), counts[0], backward_nll.sum(), counts[1]])
         self._totals = self._totals.to(batch.device) + dist_reduce_sum(batch)
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:

@@ -69,6 +69,17 @@ class BilmLanguageModel(Model):
         Dropout on each LSTM layer's input and on the top layer before the softmax, in
         training (bilm-tf's `dropout`).
     initializer : `InitializerApplicator`, optional
+    sparse_softmax_gradient : `bool`, optional (default = `False`)
+        A sparse gradient for the softmax weight: only the rows a step touches (see
+        `SampledSoftmax`); needs an optimizer that takes sparse gradients, e.g. the paper's
+        Adagrad, for which the update is exactly the dense one.
+    tf32 : `bool`, optional (default = `False`)
+        float32 training with TF32 products on CUDA (Ampere and later): float32's range, the
+        products' inputs rounded to 10 mantissa bits (about 1e-3 relative per product),
+        float32 sums. On an H200 2.5x float32 at 512 lanes (docs/performance.md). The model
+        sets torch's process-wide switches (`torch.backends.cuda.matmul.allow_tf32` and
+        `torch.backends.cudnn.allow_tf32`) when it is built, and says so in the log: the
+        backward pass runs outside the model, where only a process-wide switch reaches.
     compute_dtype : `str`, optional (default = `"float32"`)
         `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
         once per batch, the parameters and the optimizer's master weights staying float32,
@@ -89,9 +100,13 @@ class BilmLanguageModel(Model):
         dropout: float = 0.1,
         initializer: Optional[InitializerApplicator] = None,
         compute_dtype: str = "float32",
+        sparse_softmax_gradient: bool = False,
+        tf32: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        if tf32:
+            allow_tf32()
         self._bilm = _build_bilm(bilm, options_file, weight_file, dropout)
         self._bilm.set_compute_dtype(compute_dtype)
         self._dropout = torch.nn.Dropout(dropout)
@@ -101,6 +116,7 @@ class BilmLanguageModel(Model):
             vocab.get_vocab_size(TARGET_NAMESPACE) - 1,
             self._bilm.lstm.hidden_size,
             num_samples,
+            sparse_gradient=sparse_softmax_gradient,
         )
         self._softmax.set_compute_dtype(self._bilm.lstm.compute_dtype)
         self._perplexity = TokenPerplexity()
@@ -144,6 +160,18 @@ class BilmLanguageModel(Model):
         number of forward predictions.
         """
         character_ids = tokens[ELMO_INDEXER_KEY]["elmo_tokens"]
+        # The model runs in its own compute dtype: AMP's autocast would make the sampled
+        # softmax's products float16 (the biLM itself turns autocast off as well).
+        with torch.autocast(character_ids.device.type, enabled=False):
+            return self._forward(character_ids, targets, lane, window)
+
+    def _forward(
+        self,
+        character_ids: torch.Tensor,
+        targets: TextFieldTensors,
+        lane: Optional[torch.Tensor],
+        window: Optional[torch.Tensor],
+    ) -> Dict[str, torch.Tensor]:
         if lane is None:
             output = self._bilm(character_ids)
             top, positions = output["activations"][-1], output["mask"]
@@ -157,16 +185,33 @@ class BilmLanguageModel(Model):
         forward_valid = positions & (forward_targets > 0)
         backward_valid = positions & (backward_targets > 0)
         forward_top, backward_top = top.chunk(2, dim=-1)
-        embeddings = torch.cat([forward_top[forward_valid], backward_top[backward_valid]])
-        classes = torch.cat([forward_targets[forward_valid], backward_targets[backward_valid]])
-        nll = self._softmax(self._dropout(embeddings), classes - 1)
-        forward_nll, backward_nll = nll.split([int(forward_valid.sum()), int(backward_valid.sum())])
-        self._perplexity(forward_nll, backward_nll)
+        if self._bilm.lstm.runs_fused(top):
+            # As the fused LSTM (the GPU's path): every position scored, the invalid ones
+            # weighted 0, no count read back to the host.
+            valid = torch.stack([forward_valid, backward_valid])
+            nll = self._softmax(
+                self._dropout(torch.stack([forward_top, backward_top]).flatten(0, 2)),
+                torch.stack([forward_targets, backward_targets]).flatten().clamp(min=1) - 1,
+            ).view(valid.shape)
+            nll = nll.masked_fill(~valid, 0.0)
+            forward_nll, backward_nll = nll.flatten(1)
+            counts = valid.flatten(1).sum(dim=1)
+            loss = nll.sum() / counts.sum().clamp(min=1)
+        else:
+            embeddings = torch.cat([forward_top[forward_valid], backward_top[backward_valid]])
+            classes = torch.cat([forward_targets[forward_valid], backward_targets[backward_valid]])
+            nll = self._softmax(self._dropout(embeddings), classes - 1)
+            forward_nll, backward_nll = nll.split(
+                [int(forward_valid.sum()), int(backward_valid.sum())]
+            )
+            counts = torch.tensor([forward_nll.numel(), backward_nll.numel()])
+            loss = nll.mean() if nll.numel() else top.sum() * 0.0
+        self._perplexity(forward_nll, backward_nll, counts)
         return {
-            "loss": nll.mean() if nll.numel() else top.sum() * 0.0,
-            "forward_loss": _mean(forward_nll.detach()),
-            "backward_loss": _mean(backward_nll.detach()),
-            "num_targets": torch.tensor(forward_nll.numel()),
+            "loss": loss,
+            "forward_loss": forward_nll.detach().sum() / counts[0].clamp(min=1),
+            "backward_loss": backward_nll.detach().sum() / counts[1].clamp(min=1),
+            "num_targets": counts[0],
         }
 
     def _packed_top_layer(
@@ -262,8 +307,11 @@ class _LaneStates:
             self.window = torch.cat([self.window, new_window])
 
 
-def _mean(values: torch.Tensor) -> torch.Tensor:
-    return values.sum() / max(values.numel(), 1)
+def allow_tf32() -> None:
+    """Lets CUDA's float32 products and convolutions run in TF32, process-wide."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    logger.info("bilm: tf32 is on: CUDA float32 products and convolutions run in TF32")
 
 
 def _build_bilm(
