@@ -187,7 +187,14 @@ class ElmoCharacterEncoder(torch.nn.Module):
     def _encode_tokens(
         self, character_ids: torch.Tensor, mask: torch.Tensor
     ) -> Dict[str, torch.Tensor]:
-        """Encodes each distinct unmasked token of the batch once."""
+        """Encodes each distinct unmasked token of the batch once, in the compute dtype even
+        under AMP's autocast (which would make the products float16)."""
+        with torch.autocast(character_ids.device.type, enabled=False):
+            return self._encode_distinct_tokens(character_ids, mask)
+
+    def _encode_distinct_tokens(
+        self, character_ids: torch.Tensor, mask: torch.Tensor
+    ) -> Dict[str, torch.Tensor]:
         batch_size, num_tokens, _ = character_ids.shape
         flat_mask = mask.view(-1)
         valid_ids = character_ids.view(-1, self.max_characters_per_token)[flat_mask]

@@ -26,6 +26,7 @@ from elmo_plugin.tasks.decoded_paths import decoded_paths_to_one_hot
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
 from elmo_plugin.tasks.ner.tag_schemes import bioul_to_bio
+from elmo_plugin.tasks.float32_embedding import embed_in_float32
 
 _SCHEME_PREFIXES = {"BIO": {"B", "I"}, "BIOUL": {"B", "I", "L", "U"}}
 
@@ -153,7 +154,9 @@ class BiLstmCrfTagger(Model):
         "loss" (the CRF's negative log-likelihood, averaged over the batch).
         """
         mask = get_text_field_mask(tokens)
-        encoded = self.dropout(self.encoder(self.dropout(self.text_field_embedder(tokens)), mask))
+        encoded = self.dropout(
+            self.encoder(self.dropout(embed_in_float32(self.text_field_embedder, tokens)), mask)
+        )
         if self.feedforward is not None:
             encoded = self.feedforward(encoded)
         logits = self.tag_scores(encoded)

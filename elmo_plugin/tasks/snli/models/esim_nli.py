@@ -21,6 +21,7 @@ from overrides import overrides
 from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
 from elmo_plugin.tasks.elmo_places import ElmoPlaces
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
+from elmo_plugin.tasks.float32_embedding import embed_in_float32
 
 
 @Model.register("esim_nli")
@@ -183,7 +184,7 @@ class EsimNli(Model):
     def _encode(self, tokens: TextFieldTensors) -> Tuple[torch.Tensor, torch.BoolTensor]:
         mask = get_text_field_mask(tokens)
         elmo = self._elmo_places(tokens)
-        embedded = self._text_field_embedder(elmo.text)
+        embedded = embed_in_float32(self._text_field_embedder, elmo.text)
         if elmo.input is not None:
             embedded = torch.cat([embedded, elmo.input], dim=-1)
         encoded = self._encoder(self._rnn_input_dropout(embedded), mask)

@@ -22,6 +22,7 @@ from elmo_plugin.tasks.elmo_places import ElmoPlaces, PlacedElmo
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.squad.metrics.squad_v1_em_f1 import SquadV1EmF1
 from elmo_plugin.tasks.squad.models.span_decoding import best_span
+from elmo_plugin.tasks.float32_embedding import embed_in_float32
 
 
 @Model.register("bidaf_rc")
@@ -192,7 +193,7 @@ class BidafRc(Model):
         return output
 
     def _encode(self, elmo: PlacedElmo, mask: torch.BoolTensor) -> torch.Tensor:
-        embedded = self._text_field_embedder(elmo.text)
+        embedded = embed_in_float32(self._text_field_embedder, elmo.text)
         if elmo.input is not None:
             embedded = torch.cat([embedded, elmo.input], dim=-1)
         embedded = self._highway_layer(embedded)

@@ -12,6 +12,7 @@ from overrides import overrides
 from elmo_plugin.elmo import elmo_layer_weight_metrics
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.srl.label_modes import label_mode as label_mode_named
+from elmo_plugin.tasks.float32_embedding import embed_in_float32
 
 
 @Model.register("deep_srl")
@@ -128,7 +129,10 @@ class DeepSrl(Model):
             self._label_mode.check_instances(metadata[0].get("label_mode"))
         mask = get_text_field_mask(tokens)
         embedded = torch.cat(
-            [self._text_field_embedder(tokens), self._predicate_embedding(predicate_indicator)],
+            [
+                embed_in_float32(self._text_field_embedder, tokens),
+                self._predicate_embedding(predicate_indicator),
+            ],
             dim=-1,
         )
         encoded = self._encoder(self._embedding_dropout(embedded), mask)
