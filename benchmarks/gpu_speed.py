@@ -1,0 +1,412 @@
+"""
+ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number from this run:
+
+1. **Embedding**: our `Elmo`'s biLM against AllenNLP's `Elmo`, random weights at the published
+   sizes ("small", "original"), the first 1,024 sentences of ../shared/data's Wikipedia valid
+   split, batches of 32 and 256, `batch_to_ids` and the copy to the GPU included, TF32 off;
+   ours in float32 and bfloat16; medians of `--runs` alternating passes (each pass starts with
+   our character-CNN cache empty), and the largest difference of each layer from AllenNLP's
+   on the first batch, relative to that layer's largest value.
+2. **Training the paper's biLM** (`bilm_elmo_original.jsonnet`'s model: 2 x 4096 -> 512 with
+   clipping, 2048-filter CNN, 2 highway layers, dropout 0.1; 8,192 sampled negatives over a
+   793,471-word softmax, the 1B Word Benchmark vocabulary's size, with the sparse softmax
+   gradient; Adagrad 0.2; gradient norm 10; packed windows of 20 tokens), one step as AllenNLP's
+   trainer takes it (the batch copied to the GPU, forward, backward, gradient norm read back,
+   optimizer step, loss and metrics read back), at 128, 512 and 2,048 lanes, in float32, TF32
+   and bfloat16: tokens per second, peak GPU memory, and kernel launches and host reads per
+   step (one profiled step). Beside them the same step with the packed LSTM path (the CPU's,
+   the GPU's before the fused path) and with the dense softmax gradient.
+3. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
+   per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
+   projection clipping, so it is not ELMo's function).
+
+    python benchmarks/gpu_speed.py                 # on a CUDA machine
+    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes (tests)
+
+Words come from ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz (a copy of that file
+is all the run needs); training targets are drawn log-uniformly, as the vocabulary's
+frequency order makes them.
+"""
+
+import argparse
+import contextlib
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Optional
+
+import numpy
+import torch
+
+from common import header, read_sentences, shared_data, write_random_bilm
+
+CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+PAPER_VOCABULARY = 793_471
+WINDOW = 20
+LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cudaGraphLaunch")
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+@contextlib.contextmanager
+def tf32(enabled: bool):
+    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
+
+
+# ---------------------------------------------------------------- embedding
+
+
+def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
+    from allennlp.modules.elmo import Elmo as AllenNlpElmo
+
+    from elmo_plugin.elmo import Elmo
+
+    options = os.path.join(model_dir, "options.json")
+    weights = os.path.join(model_dir, "weights.hdf5")
+    theirs = AllenNlpElmo(options, weights, 1, dropout=0.0).eval().to(device)
+
+    def allennlp(ids):
+        theirs._elmo_lstm._elmo_lstm.reset_states()  # stateless, like ours by default
+        return theirs._elmo_lstm(ids)["activations"]
+
+    runs: Dict[str, Callable] = {"allennlp": allennlp}
+    for dtype in ("float32", "bfloat16"):
+        ours = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
+        runs[dtype] = _ours(ours)
+    return runs
+
+
+def _ours(elmo) -> Callable:
+    def run(ids):
+        return elmo.bilm(ids)["activations"]
+
+    run.clear = elmo.bilm.character_encoder.clear_cache  # type: ignore[attr-defined]
+    return run
+
+
+def embedding_pass(run: Callable, sentences, batch_size: int, device: str):
+    from allennlp.modules.elmo import batch_to_ids
+
+    getattr(run, "clear", lambda: None)()
+    first = None
+    synchronize(device)
+    start = time.perf_counter()
+    with torch.no_grad():
+        for i in range(0, len(sentences), batch_size):
+            activations = run(batch_to_ids(sentences[i : i + batch_size]).to(device))
+            if first is None:
+                first = activations
+    synchronize(device)
+    return time.perf_counter() - start, [layer.float().cpu() for layer in first]
+
+
+def relative_difference(reference: List[torch.Tensor], other: List[torch.Tensor]) -> float:
+    return max(
+        float((o - r).abs().max() / r.abs().max().clamp(min=1e-12))
+        for r, o in zip(reference, other)
+    )
+
+
+def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> None:
+    tokens = sum(len(s) for s in sentences)
+    print(
+        f"\n## Embedding ({len(sentences)} sentences, {tokens} tokens; tokens/s, medians of {runs})"
+    )
+    print(
+        "| size | batch | AllenNLP | ours float32 | ours bfloat16 | float32 diff | bfloat16 diff |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as model_dir:
+            write_random_bilm(size, model_dir)
+            implementations = embedders(model_dir, device)
+            for run in implementations.values():
+                embedding_pass(run, sentences[:64], 32, device)  # warm-up, kernels compiled
+            for batch_size in batch_sizes:
+                times: Dict[str, List[float]] = {name: [] for name in implementations}
+                firsts = {}
+                for _ in range(runs):
+                    for name, run in implementations.items():
+                        elapsed, firsts[name] = embedding_pass(run, sentences, batch_size, device)
+                        times[name].append(elapsed)
+                rate = {n: tokens / statistics.median(t) for n, t in times.items()}
+                base = rate["allennlp"]
+                print(
+                    f"| {size} | {batch_size} | {base:,.0f} | "
+                    f"{rate['float32']:,.0f} ({rate['float32'] / base:.2f}x) | "
+                    f"{rate['bfloat16']:,.0f} ({rate['bfloat16'] / base:.2f}x) | "
+                    f"{relative_difference(firsts['allennlp'], firsts['float32']):.1e} | "
+                    f"{relative_difference(firsts['allennlp'], firsts['bfloat16']):.1e} |",
+                    flush=True,
+                )
+            del implementations
+            if device.startswith("cuda"):
+                torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- training
+
+
+def paper_model(options, vocabulary_size: int, num_samples: int, device: str):
+    from allennlp.data import Vocabulary
+
+    from elmo_plugin.lm.dataset_readers.bilm_corpus import SENTENCE_END, SENTENCE_START
+    from elmo_plugin.lm.models import BilmLanguageModel
+
+    vocab = Vocabulary(non_padded_namespaces=[])
+    words = [SENTENCE_START, SENTENCE_END] + [f"w{i}" for i in range(vocabulary_size - 3)]
+    vocab.add_tokens_to_namespace(words, "tokens")
+    torch.manual_seed(0)
+    model = BilmLanguageModel(vocab, bilm=options, num_samples=num_samples, dropout=0.1)
+    return model.to(device)
+
+
+def packed_batches(sentences, lanes: int, vocabulary_size: int, count: int):
+    """`count` batches of `lanes` windows of real words, with log-uniform targets."""
+    from allennlp.modules.elmo import batch_to_ids
+
+    from elmo_plugin.elmo import ELMO_INDEXER_KEY
+
+    stream = [word for sentence in sentences for word in sentence]
+    generator = numpy.random.RandomState(0)
+    batches = []
+    for b in range(count):
+        start = (b * lanes * WINDOW) % max(len(stream) - lanes * WINDOW, 1)
+        words = (stream * (1 + lanes * WINDOW // len(stream)))[start : start + lanes * WINDOW]
+        windows = [words[i * WINDOW : (i + 1) * WINDOW] for i in range(lanes)]
+        targets = numpy.exp(generator.rand(lanes, WINDOW + 2) * math.log(vocabulary_size))
+        batches.append(
+            {
+                "tokens": {ELMO_INDEXER_KEY: {"elmo_tokens": batch_to_ids(windows)}},
+                "targets": {
+                    "tokens": {
+                        "tokens": torch.from_numpy(targets.astype(numpy.int64)).clamp(
+                            1, vocabulary_size - 1
+                        )
+                    }
+                },
+                "lane": torch.arange(lanes),
+            }
+        )
+    return batches
+
+
+def to_device(value, device: str):
+    if isinstance(value, dict):
+        return {k: to_device(v, device) for k, v in value.items()}
+    return value.to(device)
+
+
+def training_step(model, optimizer, batch, window: int, device: str) -> None:
+    """One step as AllenNLP's GradientDescentTrainer takes it."""
+    for parameter in model.parameters():
+        parameter.grad = None
+    inputs = to_device(batch, device)
+    inputs["window"] = torch.full_like(inputs["lane"], window)
+    output = model(**inputs)
+    output["loss"].backward()
+    with_gradients = [p for p in model.parameters() if p.grad is not None]
+    if any(p.grad.is_sparse for p in with_gradients):
+        # torch's clip_grad_norm_ (AllenNLP's trainer's) has no norm of a sparse CUDA tensor.
+        squares = [
+            (p.grad.coalesce().values() if p.grad.is_sparse else p.grad).float().pow(2).sum()
+            for p in with_gradients
+        ]
+        norm = torch.stack(squares).sum().sqrt()
+        scale = (10.0 / (norm + 1e-6)).clamp(max=1.0)
+        for p in with_gradients:
+            p.grad.mul_(scale)
+        norm.item()
+    else:
+        torch.nn.utils.clip_grad_norm_(with_gradients, 10.0).item()
+    optimizer.step()
+    output["loss"].item()
+    model.get_metrics()
+
+
+def profile_step(model, optimizer, batch, device: str) -> Dict[str, int]:
+    """Kernel launches and host reads of device values (each one a synchronisation) of one step."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + (
+        [ProfilerActivity.CUDA] if device.startswith("cuda") else []
+    )
+    with profile(activities=activities) as profiler:
+        training_step(model, optimizer, batch, 10_000, device)
+        synchronize(device)
+    counts = {event.key: event.count for event in profiler.key_averages()}
+    return {
+        "launches": sum(counts.get(name, 0) for name in LAUNCHES),
+        "host_reads": counts.get("aten::_local_scalar_dense", 0),
+    }
+
+
+def measure_training(model, batches, device: str, steps: int, profiled: bool) -> Dict[str, float]:
+    optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
+    model.reset_states()
+    for window in range(3):  # warm-up: kernels compiled, optimizer state made
+        training_step(model, optimizer, batches[window % len(batches)], window, device)
+    synchronize(device)
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    for window in range(3, 3 + steps):
+        training_step(model, optimizer, batches[window % len(batches)], window, device)
+    synchronize(device)
+    elapsed = (time.perf_counter() - start) / steps
+    lanes = batches[0]["lane"].numel()
+    result = {"tokens_per_s": lanes * WINDOW / elapsed, "ms": elapsed * 1000}
+    result["peak_gb"] = (
+        torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else 0.0
+    )
+    if profiled:
+        result.update(profile_step(model, optimizer, batches[0], device))
+    del optimizer
+    return result
+
+
+def training_table(options, vocabulary_size, num_samples, sentences, lane_counts, device, steps):
+    model = paper_model(options, vocabulary_size, num_samples, device)
+    parameters = sum(p.numel() for p in model.parameters())
+    print(
+        f"\n## Training the paper's biLM ({parameters / 1e6:.1f} M parameters, "
+        f"{vocabulary_size:,}-word softmax, {num_samples} samples; {steps} timed steps)"
+    )
+    print("| lanes | setting | tokens/s | ms/step | peak GB | launches/step | host reads/step |")
+    print("|---|---|---|---|---|---|---|")
+    settings = [("float32", False), ("tf32", False), ("bfloat16", True)]
+    if not device.startswith("cuda"):
+        settings = [("float32", True), ("bfloat16", True)]
+    for lanes in lane_counts:
+        batches = packed_batches(sentences, lanes, vocabulary_size, 4)
+        rows = [(name, {}, profiled) for name, profiled in settings]
+        if lanes <= 512:
+            rows += [
+                ("bfloat16, packed LSTM path", {"fused": False}, True),
+                ("bfloat16, sparse softmax gradient", {"sparse": True}, False),
+            ]
+        for name, changes, profiled in rows:
+            model.bilm.set_compute_dtype("bfloat16" if name.startswith("bfloat16") else "float32")
+            model.softmax.set_compute_dtype(model.bilm.lstm.compute_dtype)
+            model.bilm.lstm.fused = changes.get("fused")
+            model.softmax.sparse_gradient = changes.get("sparse", False)
+            try:
+                with tf32(name == "tf32"):
+                    result = measure_training(model, batches, device, steps, profiled)
+            except torch.cuda.OutOfMemoryError:
+                print(f"| {lanes} | {name} | out of memory | | | | |", flush=True)
+                torch.cuda.empty_cache()
+                continue
+            print(
+                f"| {lanes} | {name} | {result['tokens_per_s']:,.0f} | {result['ms']:.1f} | "
+                f"{result['peak_gb']:.1f} | {result.get('launches', '')} | "
+                f"{result.get('host_reads', '')} |",
+                flush=True,
+            )
+            if device.startswith("cuda"):
+                torch.cuda.empty_cache()
+    model.bilm.lstm.fused = None
+    del model
+
+
+# ---------------------------------------------------------------- the hardware's LSTM
+
+
+def cudnn_table(lane_counts, cell: int, projection: int, device: str, steps: int) -> None:
+    print(
+        f"\n## cuDNN's LSTM with projections (2 layers x 2 directions, {cell} -> {projection}, 20 steps, bfloat16)"
+    )
+    print("| lanes | tokens/s | ms/step |")
+    print("|---|---|---|")
+    directions = [
+        torch.nn.LSTM(projection, cell, num_layers=2, proj_size=projection).to(
+            device, torch.bfloat16
+        )
+        for _ in range(2)
+    ]
+    for lanes in lane_counts:
+        inputs = torch.randn(WINDOW, lanes, projection, device=device, dtype=torch.bfloat16)
+        inputs.requires_grad_()
+
+        def step():
+            loss = sum(lstm(inputs)[0].float().sum() for lstm in directions)
+            loss.backward()
+
+        for _ in range(3):
+            step()
+        synchronize(device)
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        synchronize(device)
+        elapsed = (time.perf_counter() - start) / steps
+        print(f"| {lanes} | {lanes * WINDOW / elapsed:,.0f} | {elapsed * 1000:.1f} |", flush=True)
+
+
+def device_name(device: str) -> str:
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(device)
+    with open("/proc/cpuinfo") as cpuinfo:
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")]
+    return names[0] if names else "CPU"
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--toy", action="store_true", help="toy sizes, to check the script")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--parts", nargs="+", default=["embedding", "training", "cudnn"])
+    args = parser.parse_args(argv)
+    from elmo_plugin.elmo.lstm_gates import triton
+
+    versions = f"triton {triton.__version__}" if triton is not None else "no triton"
+    print(
+        header(f"{args.device} ({device_name(args.device)})", str(torch.get_num_threads()))
+        + f"; {versions}"
+    )
+    sentences = read_sentences(shared_data(*CORPUS), 64 if args.toy else 1024)
+    if args.toy:
+        from elmo_plugin.elmo.published_sizes import published_options
+
+        options = published_options("small")
+        options["lstm"].update(dim=64, projection_dim=16)
+        options["char_cnn"]["filters"] = [[1, 4], [2, 8]]
+        sizes, batch_sizes, lane_counts = ["small"], [32], [4]
+        vocabulary, samples, cell, projection = 2000, 64, 64, 16
+    else:
+        from elmo_plugin.elmo.published_sizes import published_options
+
+        options = published_options("original")
+        sizes, batch_sizes, lane_counts = ["small", "original"], [32, 256], [128, 512, 2048]
+        vocabulary, samples, cell, projection = PAPER_VOCABULARY, 8192, 4096, 512
+    start = time.perf_counter()
+    if "embedding" in args.parts:
+        with tf32(False):
+            embedding_table(
+                sizes, batch_sizes, sentences, args.device, 1 if args.toy else args.runs
+            )
+    if "training" in args.parts:
+        training_table(
+            options, vocabulary, samples, sentences, lane_counts, args.device, args.steps
+        )
+    if "cudnn" in args.parts and args.device.startswith("cuda"):
+        cudnn_table(lane_counts[:2], cell, projection, args.device, 10)
+    print(f"\n(the whole run: {time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    main()
