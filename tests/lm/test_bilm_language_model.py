@@ -219,10 +219,16 @@ def test_a_training_step_on_the_fused_path_equals_the_packed_path(tiny_bilm):
         torch.testing.assert_close(fused, packed, rtol=1e-5, atol=1e-6)
 
 
-def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm, monkeypatch):
-    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
-    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
-    _model(tiny_bilm)
-    assert not torch.backends.cuda.matmul.allow_tf32
-    _model(tiny_bilm, tf32=True)
-    assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm):
+    switches = (torch.backends.cuda.matmul, torch.backends.cudnn)
+    saved = [switch.allow_tf32 for switch in switches]
+    try:
+        for switch in switches:
+            switch.allow_tf32 = False
+        _model(tiny_bilm)
+        assert not any(switch.allow_tf32 for switch in switches)
+        _model(tiny_bilm, tf32=True)
+        assert all(switch.allow_tf32 for switch in switches)
+    finally:
+        for switch, value in zip(switches, saved):
+            switch.allow_tf32 = value

@@ -15,12 +15,7 @@ local bilm = import "bilm.libsonnet";
   validation_data_path: bilm.wikipedia.dev,
   // Words seen at least 3 times, most frequent first (what the sampled softmax assumes).
   vocabulary: { type: "from_corpus", corpus: bilm.wikipedia.train, min_count: 3 },
-  model: {
-    type: "bilm",
-    bilm: bilm.elmo_original,
-    num_samples: 8192,
-    dropout: 0.1,
-  },
+  model: bilm.paper_model + { type: "bilm", bilm: bilm.elmo_original },
   data_loader: bilm.packed_loader(),
   trainer: bilm.paper_trainer(),
 }

@@ -7,5 +7,7 @@ local original = import "bilm_elmo_original.jsonnet";
 // AllenNLP gives each worker its device; the single-GPU `cuda_device` is dropped.
 std.mergePatch(original, {
   distributed: { cuda_devices: [0, 1, 2] },
-  trainer: { cuda_device: null },
+  // NCCL reduces dense gradients only: a dense softmax gradient, and AllenNLP's trainer.
+  model: { sparse_softmax_gradient: false },
+  trainer: { cuda_device: null, type: "gradient_descent" },
 })
