@@ -10,8 +10,8 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
 2. **Training the paper's biLM** (`bilm_elmo_original.jsonnet`'s model: 2 x 4096 -> 512 with
    clipping, 2048-filter CNN, 2 highway layers, dropout 0.1; 8,192 sampled negatives over a
    793,471-word softmax, the 1B Word Benchmark vocabulary's size, with the sparse softmax
-   gradient; Adagrad 0.2; gradient norm 10; packed windows of 20 tokens), one step as AllenNLP's
-   trainer takes it (the batch copied to the GPU, forward, backward, gradient norm read back,
+   gradient; Adagrad 0.2; gradient norm 10 as the `sparse_gradient_descent` trainer clips it;
+   packed windows of 20 tokens), one step as AllenNLP's trainer takes it (the batch copied to the GPU, forward, backward, gradient norm read back,
    optimizer step, loss and metrics read back), at 128, 512 and 2,048 lanes, in float32, TF32
    and bfloat16: tokens per second, peak GPU memory, and kernel launches and host reads per
    step (one profiled step). Beside them the same step with the packed LSTM path (the CPU's,
@@ -168,7 +168,9 @@ def paper_model(options, vocabulary_size: int, num_samples: int, device: str):
     words = [SENTENCE_START, SENTENCE_END] + [f"w{i}" for i in range(vocabulary_size - 3)]
     vocab.add_tokens_to_namespace(words, "tokens")
     torch.manual_seed(0)
-    model = BilmLanguageModel(vocab, bilm=options, num_samples=num_samples, dropout=0.1)
+    model = BilmLanguageModel(
+        vocab, bilm=options, num_samples=num_samples, dropout=0.1, sparse_softmax_gradient=True
+    )
     return model.to(device)
 
 
@@ -210,26 +212,16 @@ def to_device(value, device: str):
 
 def training_step(model, optimizer, batch, window: int, device: str) -> None:
     """One step as AllenNLP's GradientDescentTrainer takes it."""
+    from elmo_plugin.training.sparse_gradient_trainer import clip_gradient_norm
+
     for parameter in model.parameters():
         parameter.grad = None
     inputs = to_device(batch, device)
     inputs["window"] = torch.full_like(inputs["lane"], window)
     output = model(**inputs)
     output["loss"].backward()
-    with_gradients = [p for p in model.parameters() if p.grad is not None]
-    if any(p.grad.is_sparse for p in with_gradients):
-        # torch's clip_grad_norm_ (AllenNLP's trainer's) has no norm of a sparse CUDA tensor.
-        squares = [
-            (p.grad.coalesce().values() if p.grad.is_sparse else p.grad).float().pow(2).sum()
-            for p in with_gradients
-        ]
-        norm = torch.stack(squares).sum().sqrt()
-        scale = (10.0 / (norm + 1e-6)).clamp(max=1.0)
-        for p in with_gradients:
-            p.grad.mul_(scale)
-        norm.item()
-    else:
-        torch.nn.utils.clip_grad_norm_(with_gradients, 10.0).item()
+    # What the paper configs' trainer (`sparse_gradient_descent`) does with `grad_norm`.
+    clip_gradient_norm(model.parameters(), 10.0).item()
     optimizer.step()
     output["loss"].item()
     model.get_metrics()
@@ -294,13 +286,13 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
         if lanes <= 512:
             rows += [
                 ("bfloat16, packed LSTM path", {"fused": False}, True),
-                ("bfloat16, sparse softmax gradient", {"sparse": True}, False),
+                ("bfloat16, dense softmax gradient", {"sparse": False}, False),
             ]
         for name, changes, profiled in rows:
             model.bilm.set_compute_dtype("bfloat16" if name.startswith("bfloat16") else "float32")
             model.softmax.set_compute_dtype(model.bilm.lstm.compute_dtype)
             model.bilm.lstm.fused = changes.get("fused")
-            model.softmax.sparse_gradient = changes.get("sparse", False)
+            model.softmax.sparse_gradient = changes.get("sparse", True)
             try:
                 with tf32(name == "tf32"):
                     result = measure_training(model, batches, device, steps, profiled)
@@ -317,6 +309,41 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
     model.bilm.lstm.fused = None
+    del model
+
+
+def profile_table(options, vocabulary_size, num_samples, sentences, lane_counts, device) -> None:
+    """Where a bfloat16 step's time goes: wall time, the GPU's busy time, and the operators
+    that take most of each (torch.profiler over 3 steps after 3 warm-up steps)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    model = paper_model(options, vocabulary_size, num_samples, device)
+    model.bilm.set_compute_dtype("bfloat16")
+    model.softmax.set_compute_dtype(torch.bfloat16)
+    for lanes in lane_counts:
+        batches = packed_batches(sentences, lanes, vocabulary_size, 4)
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
+        model.reset_states()
+        for window in range(3):
+            training_step(model, optimizer, batches[window % 4], window, device)
+        synchronize(device)
+        activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+        start = time.perf_counter()
+        with profile(activities=activities) as profiler:
+            for window in range(3, 6):
+                training_step(model, optimizer, batches[window % 4], window, device)
+            synchronize(device)
+        wall = (time.perf_counter() - start) / 3
+        events = profiler.key_averages()
+        gpu_us = sum(e.self_device_time_total for e in events) / 3
+        print(
+            f"\n## Profile, {lanes} lanes, bfloat16: {wall * 1000:.1f} ms wall a step (profiled), GPU busy {gpu_us / 1000:.1f} ms"
+        )
+        print(
+            events.table(sort_by="self_device_time_total", row_limit=14, max_name_column_width=48)
+        )
+        print(events.table(sort_by="self_cpu_time_total", row_limit=10, max_name_column_width=48))
+        del optimizer
     del model
 
 
@@ -402,6 +429,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         training_table(
             options, vocabulary, samples, sentences, lane_counts, args.device, args.steps
         )
+    if "profile" in args.parts:
+        profile_table(options, vocabulary, samples, sentences, lane_counts[:2], args.device)
     if "cudnn" in args.parts and args.device.startswith("cuda"):
         cudnn_table(lane_counts[:2], cell, projection, args.device, 10)
     print(f"\n(the whole run: {time.perf_counter() - start:.0f} s)")
