@@ -3,7 +3,7 @@ from typing import Callable, List, NamedTuple, Optional, Tuple, cast
 import torch
 
 from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
-from elmo_plugin.elmo.fused_lstm_layer import fused_layer
+from elmo_plugin.elmo.fused_lstm_layer import LayerGraphs, fused_layer
 from elmo_plugin.elmo.packed_state_product import PackedStateProduct
 
 # `gates = sums + hidden @ state_weight` of one step, `(2, rows, 4 * cell)`.
@@ -103,6 +103,7 @@ class BiLstmLayer(torch.nn.Module):
         self.compute_dtype = torch.float32
         self._reduced = ReducedCopies()
         self._packed_state = PackedStateProduct()
+        self.graphs = LayerGraphs()
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -166,13 +167,15 @@ class BiLstmLayer(torch.nn.Module):
         inputs: torch.Tensor,
         lengths: torch.Tensor,
         initial: Tuple[torch.Tensor, torch.Tensor],
+        cuda_graphs: bool = False,
     ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
         """
         The layer over a dense batch, every step on every sequence, nothing read back to the
         host (`elmo_plugin.elmo.fused_lstm_layer`): `inputs` is `(2, timesteps, batch,
         input_size)`, the backward direction reversed within each sequence, `lengths` `(batch,)`
         and `initial` as in `forward`, in batch order. Returns the outputs `(2, timesteps,
-        batch, hidden)` float32 (meaningful up to each length) and the final states.
+        batch, hidden)` float32 (meaningful up to each length) and the final states. With
+        `cuda_graphs`, the step loops of shapes that recur replay as CUDA graphs.
         """
         input_weight, state_weight, projection_weight = self._weights()
         _, timesteps, batch, _ = inputs.shape
@@ -187,7 +190,13 @@ class BiLstmLayer(torch.nn.Module):
             lengths,
             self.cell_clip,
             self.proj_clip,
+            self.graphs if cuda_graphs else None,
         )
+
+    def _apply(self, fn, *args, **kwargs):
+        # The graphs' buffers stay on the device and in the dtype they were captured in.
+        self.graphs.clear()
+        return super()._apply(fn, *args, **kwargs)
 
     def _weights(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The input, recurrent and projection weights in the compute dtype."""
@@ -225,6 +234,10 @@ def _add_product(sums: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.
     if a.dtype == sums.dtype:
         return torch.baddbmm(sums, a, b)
     return plus_float32(torch.bmm(a, b), sums)
+
+
+# Inference lengths are rounded up to this for CUDA graphs (`ElmoBiLstm.cuda_graphs`).
+GRAPH_BUCKET = 16
 
 
 def _reversal(lengths: torch.Tensor, timesteps: int) -> torch.Tensor:
@@ -289,6 +302,8 @@ class ElmoBiLstm(torch.nn.Module):
         self.dropout = torch.nn.Dropout(dropout)
         # None: the fused dense path on CUDA, the packed path elsewhere (`runs_fused`).
         self.fused: Optional[bool] = None
+        # The fused path's step loops replayed as CUDA graphs where shapes recur (on CUDA).
+        self.cuda_graphs = False
 
     @property
     def compute_dtype(self) -> torch.dtype:
@@ -374,6 +389,13 @@ class ElmoBiLstm(torch.nn.Module):
     def _forward_fused(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
+        timesteps = inputs.size(1)
+        if self.cuda_graphs and not torch.is_grad_enabled():
+            # Lengths rounded up to a multiple of GRAPH_BUCKET, so that inference batch shapes
+            # recur (steps past a sequence's end do not change its outputs).
+            extra = -timesteps % GRAPH_BUCKET
+            inputs = torch.nn.functional.pad(inputs, (0, 0, 0, extra))
+            mask = cast(torch.BoolTensor, torch.nn.functional.pad(mask, (0, extra)))
         lengths = mask.sum(dim=1)
         # Step t of the backward direction reads position length - 1 - t of its sequence; past
         # its length, the padding where it is. The map is its own inverse.
@@ -387,13 +409,17 @@ class ElmoBiLstm(torch.nn.Module):
         for i, layer in enumerate(self.layers):
             layer_input = self.dropout(layer_input)
             output, (hidden, memory) = cast(BiLstmLayer, layer).forward_fused(
-                layer_input, lengths, (initial_state.hidden[i], initial_state.memory[i])
+                layer_input,
+                lengths,
+                (initial_state.hidden[i], initial_state.memory[i]),
+                self.cuda_graphs,
             )
             if i > 0 and self.use_skip_connections:
                 output = output + layer_input
             forward, backward = output.transpose(1, 2)
             backward = backward.gather(1, reversal.expand_as(backward))
-            outputs.append(torch.cat([forward, backward], dim=-1).masked_fill(padding, 0.0))
+            both = torch.cat([forward, backward], dim=-1).masked_fill(padding, 0.0)
+            outputs.append(both[:, :timesteps])
             final_hidden.append(hidden)
             final_memory.append(memory)
             layer_input = output

@@ -25,7 +25,7 @@ reduced copies of the weights), gates, memories and their gradients in float32. 
 float32 rounding, forward and backward (tests/elmo/test_fused_lstm_layer.py).
 """
 
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -94,6 +94,75 @@ def _final_states(run: LayerRun, lengths: torch.Tensor) -> Tuple[torch.Tensor, t
     return run.hiddens[:, lengths, rows].float(), run.memories[:, lengths, rows]
 
 
+class _Backward(NamedTuple):
+    """What the backward step loop gives: the gates' gradients (float32, and in the compute
+    dtype for the products), the projections' and the initial state's."""
+
+    grad_gates: torch.Tensor
+    recurrent: torch.Tensor
+    grad_projected: torch.Tensor
+    grad_hidden0: torch.Tensor
+    grad_memory0: torch.Tensor
+
+
+def _backward_steps(
+    run: LayerRun,
+    state_weight: torch.Tensor,
+    projection_weight: torch.Tensor,
+    lengths: torch.Tensor,
+    grad_outputs: torch.Tensor,
+    grad_final_hidden: torch.Tensor,
+    grad_final_memory: torch.Tensor,
+    cell_clip: Optional[float],
+    proj_clip: Optional[float],
+) -> _Backward:
+    assert run.kept is not None
+    hiddens, memories, kept = run.hiddens, run.memories, run.kept
+    timesteps, batch = kept.shape[1:3]
+    low = state_weight.dtype
+    rows = torch.arange(batch, device=lengths.device)
+    # The gradient reaching each step's hidden and memory states from outside the layer: its
+    # outputs, and the final state at each sequence's own length.
+    grad_hiddens = torch.zeros(hiddens.shape, dtype=torch.float32, device=hiddens.device)
+    grad_hiddens[:, 1:] = grad_outputs
+    grad_hiddens[:, lengths, rows] += grad_final_hidden
+    grad_memories = torch.zeros_like(memories)
+    grad_memories[:, lengths, rows] = grad_final_memory
+    inside = None
+    if proj_clip:
+        assert run.projected is not None
+        inside = (run.projected >= -proj_clip) & (run.projected <= proj_clip)
+    grad_projected = torch.empty(hiddens[:, 1:].shape, dtype=low, device=hiddens.device)
+    grad_gates = torch.empty_like(kept)
+    grad_gates_low = (
+        torch.empty(kept.shape, dtype=low, device=kept.device) if low != torch.float32 else None
+    )
+    recurrent = grad_gates_low if grad_gates_low is not None else grad_gates
+    state_weight_t = state_weight.transpose(1, 2)
+    projection_weight_t = projection_weight.transpose(1, 2)
+    for t in reversed(range(timesteps)):
+        grad_hidden = grad_hiddens[:, t + 1]
+        if t + 1 < timesteps:
+            grad_hidden = grad_hidden + torch.bmm(recurrent[:, t + 1], state_weight_t)
+        if inside is not None:
+            torch.mul(grad_hidden, inside[:, t], out=grad_projected[:, t])
+        else:
+            grad_projected[:, t] = grad_hidden
+        grad_cell_output = torch.bmm(grad_projected[:, t], projection_weight_t)
+        gates_backward(
+            kept[:, t],
+            memories[:, t],
+            grad_memories[:, t + 1],
+            grad_cell_output,
+            grad_gates[:, t],
+            grad_gates_low[:, t] if grad_gates_low is not None else None,
+            grad_memories[:, t],
+            cell_clip,
+        )
+    grad_hidden0 = grad_hiddens[:, 0] + torch.bmm(recurrent[:, 0], state_weight_t).float()
+    return _Backward(grad_gates, recurrent, grad_projected, grad_hidden0, grad_memories[:, 0])
+
+
 class _FusedLayer(torch.autograd.Function):
     @staticmethod
     def forward(
@@ -106,90 +175,47 @@ class _FusedLayer(torch.autograd.Function):
         lengths,
         cell_clip,
         proj_clip,
+        graphs,
     ):
-        run = _run_steps(
-            gate_inputs,
-            state_weight,
-            projection_weight,
-            hidden0,
-            memory0,
-            cell_clip,
-            proj_clip,
-            True,
-        )
-        ctx.save_for_backward(
-            state_weight,
-            projection_weight,
-            lengths,
-            run.hiddens,
-            run.memories,
-            run.cell_outputs,
-            run.projected,
-            run.kept,
-        )
-        ctx.clips = (cell_clip, proj_clip)
-        ctx.hidden0_dtype = hidden0.dtype
+        inputs = (gate_inputs, state_weight, projection_weight, hidden0, memory0)
+        captured = graphs.forward_graph(inputs, cell_clip, proj_clip, True) if graphs else None
+        if captured is not None:
+            run = captured(*inputs)
+            state_weight, projection_weight = captured.inputs[1:3]
+        else:
+            run = _run_steps(*inputs, cell_clip, proj_clip, True)
+        ctx.save_for_backward(state_weight, projection_weight, lengths, *run)
+        ctx.settings = (cell_clip, proj_clip, hidden0.dtype, captured)
         outputs = run.hiddens[:, 1:].to(torch.float32, copy=True)
         return (outputs,) + _final_states(run, lengths)
 
     @staticmethod
     def backward(ctx, grad_outputs, grad_final_hidden, grad_final_memory):
-        state_weight, projection_weight, lengths, hiddens, memories = ctx.saved_tensors[:5]
-        cell_outputs, projected, kept = ctx.saved_tensors[5:]
-        cell_clip, proj_clip = ctx.clips
-        _, timesteps, batch, four_cells = kept.shape
-        low = state_weight.dtype
-        rows = torch.arange(batch, device=lengths.device)
-        # The gradient reaching each step's hidden and memory states from outside the layer: its
-        # outputs, and the final state at each sequence's own length.
-        grad_hiddens = torch.zeros(hiddens.shape, dtype=torch.float32, device=hiddens.device)
-        grad_hiddens[:, 1:] = grad_outputs
-        grad_hiddens[:, lengths, rows] += grad_final_hidden
-        grad_memories = torch.zeros_like(memories)
-        grad_memories[:, lengths, rows] = grad_final_memory
-        inside = None
-        if proj_clip:
-            inside = (projected >= -proj_clip) & (projected <= proj_clip)
-        grad_projected = torch.empty(hiddens[:, 1:].shape, dtype=low, device=hiddens.device)
-        grad_gates = torch.empty_like(kept)
-        grad_gates_low = (
-            torch.empty(kept.shape, dtype=low, device=kept.device) if low != torch.float32 else None
-        )
-        recurrent = grad_gates_low if grad_gates_low is not None else grad_gates
-        state_weight_t = state_weight.transpose(1, 2)
-        projection_weight_t = projection_weight.transpose(1, 2)
-        for t in reversed(range(timesteps)):
-            grad_hidden = grad_hiddens[:, t + 1]
-            if t + 1 < timesteps:
-                grad_hidden = grad_hidden + torch.bmm(recurrent[:, t + 1], state_weight_t)
-            if inside is not None:
-                torch.mul(grad_hidden, inside[:, t], out=grad_projected[:, t])
-            else:
-                grad_projected[:, t] = grad_hidden
-            grad_cell_output = torch.bmm(grad_projected[:, t], projection_weight_t)
-            gates_backward(
-                kept[:, t],
-                memories[:, t],
-                grad_memories[:, t + 1],
-                grad_cell_output,
-                grad_gates[:, t],
-                grad_gates_low[:, t] if grad_gates_low is not None else None,
-                grad_memories[:, t],
-                cell_clip,
+        state_weight, projection_weight, lengths = ctx.saved_tensors[:3]
+        run = LayerRun(*ctx.saved_tensors[3:])
+        cell_clip, proj_clip, hidden0_dtype, captured = ctx.settings
+        grads = (grad_outputs, grad_final_hidden, grad_final_memory)
+        if captured is not None:
+            backward = captured.backward_graph(lengths, grads)(lengths, *grads)
+            captured.release()
+        else:
+            backward = _backward_steps(
+                run, state_weight, projection_weight, lengths, *grads, cell_clip, proj_clip
             )
-        grad_hidden0 = grad_hiddens[:, 0] + torch.bmm(recurrent[:, 0], state_weight_t).float()
         grad_state_weight = torch.bmm(
-            _steps_as_rows(hiddens[:, :-1]).transpose(1, 2), _steps_as_rows(recurrent)
+            _steps_as_rows(run.hiddens[:, :-1]).transpose(1, 2), _steps_as_rows(backward.recurrent)
         )
         grad_projection_weight = torch.bmm(
-            _steps_as_rows(cell_outputs).transpose(1, 2), _steps_as_rows(grad_projected)
+            _steps_as_rows(run.cell_outputs).transpose(1, 2),
+            _steps_as_rows(backward.grad_projected),
         )
         return (
-            grad_gates,
+            backward.grad_gates,
             grad_state_weight,
             grad_projection_weight,
-            grad_hidden0.to(ctx.hidden0_dtype),
-            grad_memories[:, 0],
+            backward.grad_hidden0.to(hidden0_dtype, copy=True),
+            backward.grad_memory0.clone(),
+            None,
             None,
             None,
             None,
@@ -209,6 +235,7 @@ def fused_layer(
     lengths: torch.Tensor,
     cell_clip: Optional[float],
     proj_clip: Optional[float],
+    graphs: Optional["LayerGraphs"] = None,
 ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """
     Runs a layer over every step of a dense batch.
@@ -224,6 +251,8 @@ def fused_layer(
         Hidden `(2, batch, hidden)` and memory `(2, batch, cell)` states.
     lengths : `torch.Tensor`
         `(batch,)` steps each sequence runs; its final state is the one after that many.
+    graphs : `LayerGraphs`, optional
+        This layer's CUDA graphs, to replay the step loops instead of launching them.
 
     # Returns
 
@@ -234,20 +263,110 @@ def fused_layer(
     differentiable = (gate_inputs, state_weight, projection_weight, hidden0, memory0)
     if torch.is_grad_enabled() and any(t.requires_grad for t in differentiable):
         outputs, hidden, memory = _FusedLayer.apply(
-            gate_inputs,
-            state_weight,
-            projection_weight,
-            hidden0,
-            memory0,
-            lengths,
-            cell_clip,
-            proj_clip,
+            *differentiable, lengths, cell_clip, proj_clip, graphs
         )
         return outputs, (hidden, memory)
-    run = _run_steps(
-        gate_inputs, state_weight, projection_weight, hidden0, memory0, cell_clip, proj_clip, False
-    )
+    captured = graphs.forward_graph(differentiable, cell_clip, proj_clip, False) if graphs else None
+    if captured is not None:
+        run = captured(*differentiable)
+        captured.release()
+        # The graph's buffers are overwritten by its next replay: the outputs are copies.
+        return run.hiddens[:, 1:].to(torch.float32, copy=True), _final_states(run, lengths)
+    run = _run_steps(*differentiable, cell_clip, proj_clip, False)
     return run.hiddens[:, 1:].float(), _final_states(run, lengths)
 
 
-__all__: List[str] = ["fused_layer"]
+class _Captured:
+    """One captured CUDA graph of `function` over static copies of its tensor inputs: a call
+    copies the new inputs in, replays, and returns the static outputs."""
+
+    def __init__(self, function: Callable, inputs: Sequence[torch.Tensor]) -> None:
+        self.function = function
+        self.inputs = [t.detach().clone() for t in inputs]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up: kernels compiled, workspaces made
+            function(*self.inputs)
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.outputs = function(*self.inputs)
+
+    def __call__(self, *inputs: torch.Tensor):
+        for static, given in zip(self.inputs, inputs):
+            static.copy_(given)
+        self.graph.replay()
+        return self.outputs
+
+
+class _ForwardGraph(_Captured):
+    """A forward step loop's graph, its backward's (captured on first need) and whether its
+    buffers are in use: a forward pass's buffers are its backward pass's inputs, so until that
+    has run a second forward pass of the shape takes the eager path."""
+
+    def __init__(self, function: Callable, inputs: Sequence[torch.Tensor], clips) -> None:
+        super().__init__(function, inputs)
+        self.clips = clips
+        self.busy = False
+        self._backward: Optional[_Captured] = None
+
+    def __call__(self, *inputs: torch.Tensor):
+        self.busy = True
+        return super().__call__(*inputs)
+
+    def release(self) -> None:
+        self.busy = False
+
+    def backward_graph(self, lengths: torch.Tensor, grads: Sequence[torch.Tensor]) -> _Captured:
+        if self._backward is None:
+            run, (state_weight, projection_weight) = self.outputs, self.inputs[1:3]
+
+            def backward(lengths, *grads):
+                return _backward_steps(
+                    run, state_weight, projection_weight, lengths, *grads, *self.clips
+                )
+
+            self._backward = _Captured(backward, [lengths, *grads])
+        return self._backward
+
+
+class LayerGraphs:
+    """
+    The CUDA graphs of one `BiLstmLayer`'s step loops, one per input shape (and per training
+    or inference), captured the second time a shape comes (a shape seen once, as most are in
+    embedding batches of every length, is not worth the capture), at most `MAX_SHAPES` of them.
+    A replayed graph launches the whole loop at once: no Python and no launch per kernel.
+    """
+
+    MAX_SHAPES = 16
+
+    def __init__(self) -> None:
+        self._graphs: Dict[Tuple, _ForwardGraph] = {}
+        self._seen: set = set()
+
+    def forward_graph(
+        self,
+        inputs: Sequence[torch.Tensor],
+        cell_clip: Optional[float],
+        proj_clip: Optional[float],
+        keep: bool,
+    ) -> Optional[_ForwardGraph]:
+        if not inputs[0].is_cuda:
+            return None
+        key = (keep, cell_clip, proj_clip) + tuple((t.shape, t.dtype, t.device) for t in inputs)
+        graph = self._graphs.get(key)
+        if graph is not None:
+            return None if graph.busy else graph
+        if key not in self._seen or len(self._graphs) >= self.MAX_SHAPES:
+            self._seen.add(key)
+            return None
+
+        def steps(*tensors):
+            return _run_steps(*tensors, cell_clip, proj_clip, keep)
+
+        graph = self._graphs[key] = _ForwardGraph(steps, inputs, (cell_clip, proj_clip))
+        return graph
+
+    def clear(self) -> None:
+        self._graphs.clear()
+        self._seen.clear()

@@ -3,6 +3,7 @@ and backward, with the gate math in torch here and as Triton kernels under TRITO
 (tests/elmo/fused_lstm_check.py, in a subprocess: the variable must be set before Triton is
 imported). On CUDA the same comparison runs with the compiled kernels."""
 
+import copy
 import os
 import subprocess
 import sys
@@ -88,5 +89,55 @@ def test_the_compiled_kernels_on_cuda(dtype):
     torch.backends.cuda.matmul.allow_tf32 = False
     try:
         compare_paths("cuda", dtype, 3.0, 3.0)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
+def _graph_comparison(device):
+    """ElmoBiLstm with and without CUDA graphs: training steps of one shape (captured on the
+    second, replayed after, and a second forward before its backward takes the eager path),
+    then inference batches of several lengths (rounded up to the graphs' bucket)."""
+    torch.manual_seed(0)
+    eager = ElmoBiLstm(6, 4, 8, 2, cell_clip=3.0, proj_clip=3.0).to(device)
+    eager.fused = True
+    graphed = copy.deepcopy(eager)
+    graphed.cuda_graphs = True
+    lengths = torch.tensor([7, 3, 0, 5, 1], device=device)
+    mask = torch.arange(7, device=device).unsqueeze(0) < lengths.unsqueeze(1)
+    for step in range(4):
+        inputs = torch.randn(5, 7, 6, device=device)
+        results = []
+        for lstm in (eager, graphed):
+            lstm.zero_grad()
+            leaf = inputs.clone().requires_grad_()
+            outputs, final = lstm(leaf, mask)
+            if step == 3:  # a second forward pass before the first one's backward
+                lstm(leaf, mask)[0][-1].sum().backward()
+            (outputs[-1].pow(2).sum() + final.memory.sum()).backward()
+            results.append([*outputs, leaf.grad] + [p.grad for p in lstm.parameters()])
+        for expected, actual in zip(*results):
+            torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        for timesteps in (9, 12, 9, 12, 30):
+            inputs = torch.randn(3, timesteps, 6, device=device)
+            short = torch.arange(timesteps, device=device).unsqueeze(0) < torch.tensor(
+                [timesteps, 2, timesteps - 1], device=device
+            ).unsqueeze(1)
+            for expected, actual in zip(eager(inputs, short)[0], graphed(inputs, short)[0]):
+                assert actual.shape == expected.shape
+                torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_cuda_graph_settings_change_nothing_on_the_cpu():
+    """No graphs on the CPU, but the inference lengths are bucketed the same way."""
+    _graph_comparison("cpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_graphs_replay_the_eager_results():
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        _graph_comparison("cuda")
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
