@@ -232,3 +232,8 @@ def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm):
     finally:
         for switch, value in zip(switches, saved):
             switch.allow_tf32 = value
+
+
+def test_cuda_graphs_are_asked_for_by_the_config(tiny_bilm):
+    assert not _model(tiny_bilm).bilm.lstm.cuda_graphs
+    assert _model(tiny_bilm, cuda_graphs=True).bilm.lstm.cuda_graphs

@@ -80,6 +80,11 @@ class BilmLanguageModel(Model):
         sets torch's process-wide switches (`torch.backends.cuda.matmul.allow_tf32` and
         `torch.backends.cudnn.allow_tf32`) when it is built, and says so in the log: the
         backward pass runs outside the model, where only a process-wide switch reaches.
+    cuda_graphs : `bool`, optional (default = `False`)
+        On CUDA, the LSTM's step loops (forward and backward) replay as CUDA graphs once a
+        batch shape has come twice (packed training has one shape): no Python and no launch per
+        kernel. On an H200 at 128 lanes in bfloat16, 91k tokens/s instead of 69k; more memory
+        (the graphs keep their buffers). See `elmo_plugin.elmo.fused_lstm_layer.LayerGraphs`.
     compute_dtype : `str`, optional (default = `"float32"`)
         `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
         once per batch, the parameters and the optimizer's master weights staying float32,
@@ -102,6 +107,7 @@ class BilmLanguageModel(Model):
         compute_dtype: str = "float32",
         sparse_softmax_gradient: bool = False,
         tf32: bool = False,
+        cuda_graphs: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
@@ -109,6 +115,7 @@ class BilmLanguageModel(Model):
             allow_tf32()
         self._bilm = _build_bilm(bilm, options_file, weight_file, dropout)
         self._bilm.set_compute_dtype(compute_dtype)
+        self._bilm.lstm.cuda_graphs = cuda_graphs
         self._dropout = torch.nn.Dropout(dropout)
         _check_vocabulary(vocab)
         # Class k of the softmax is the word with id k + 1: id 0 is padding, never a target.

@@ -68,8 +68,14 @@ local training = import "../common/optimizer.libsonnet";
     max_instances_in_memory: lanes * 50,
   },
   // The paper's model options: Adagrad updates only the softmax rows a step touches, exactly
-  // the dense update without a dense gradient of the whole softmax (docs/performance.md).
-  paper_model:: { num_samples: 8192, dropout: 0.1, sparse_softmax_gradient: true },
+  // the dense update without a dense gradient of the whole softmax; on CUDA the LSTM's step
+  // loops replay as CUDA graphs (docs/performance.md, "The GPU's path, measured").
+  paper_model:: {
+    num_samples: 8192,
+    dropout: 0.1,
+    sparse_softmax_gradient: true,
+    cuda_graphs: true,
+  },
   paper_trainer(num_epochs=10, cuda_device=0)::
     self.trainer({ type: "adagrad", lr: 0.2, initial_accumulator_value: 1.0 }, num_epochs, 3) + {
       // Clips the sparse softmax gradient too (paper_model's), which AllenNLP's cannot on CUDA.
