@@ -84,6 +84,9 @@ def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
     for dtype in ("float32", "bfloat16"):
         ours = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
         runs[dtype] = _ours(ours)
+    graphed = Elmo(options, weights, 1, dropout=0.0, compute_dtype="bfloat16").eval().to(device)
+    graphed.bilm.lstm.cuda_graphs = True
+    runs["bfloat16, graphs"] = _ours(graphed)
     return runs
 
 
@@ -124,9 +127,10 @@ def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> No
         f"\n## Embedding ({len(sentences)} sentences, {tokens} tokens; tokens/s, medians of {runs})"
     )
     print(
-        "| size | batch | AllenNLP | ours float32 | ours bfloat16 | float32 diff | bfloat16 diff |"
+        "| size | batch | AllenNLP | ours float32 | ours bfloat16 | ours bfloat16, CUDA graphs "
+        "| float32 diff | bfloat16 diff |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sizes:
         with tempfile.TemporaryDirectory() as model_dir:
             write_random_bilm(size, model_dir)
@@ -146,6 +150,7 @@ def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> No
                     f"| {size} | {batch_size} | {base:,.0f} | "
                     f"{rate['float32']:,.0f} ({rate['float32'] / base:.2f}x) | "
                     f"{rate['bfloat16']:,.0f} ({rate['bfloat16'] / base:.2f}x) | "
+                    f"{rate['bfloat16, graphs']:,.0f} ({rate['bfloat16, graphs'] / base:.2f}x) | "
                     f"{relative_difference(firsts['allennlp'], firsts['float32']):.1e} | "
                     f"{relative_difference(firsts['allennlp'], firsts['bfloat16']):.1e} |",
                     flush=True,
@@ -283,6 +288,7 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
     for lanes in lane_counts:
         batches = packed_batches(sentences, lanes, vocabulary_size, 4)
         rows = [(name, {}, profiled) for name, profiled in settings]
+        rows.append(("bfloat16, CUDA graphs", {"graphs": True}, True))
         if lanes <= 512:
             rows += [
                 ("bfloat16, packed LSTM path", {"fused": False}, True),
@@ -292,6 +298,7 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             model.bilm.set_compute_dtype("bfloat16" if name.startswith("bfloat16") else "float32")
             model.softmax.set_compute_dtype(model.bilm.lstm.compute_dtype)
             model.bilm.lstm.fused = changes.get("fused")
+            model.bilm.lstm.cuda_graphs = changes.get("graphs", False)
             model.softmax.sparse_gradient = changes.get("sparse", True)
             try:
                 with tf32(name == "tf32"):
@@ -309,6 +316,7 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
     model.bilm.lstm.fused = None
+    model.bilm.lstm.cuda_graphs = False
     del model
 
 
