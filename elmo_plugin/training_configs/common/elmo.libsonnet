@@ -1,6 +1,6 @@
 // The ELMo blocks every task config imports. A config of your own can import this file too
-// (README "Using the plugin from your own project": `allennlp` finds "elmo_plugin/..." imports
-// in the installed package):
+// (README "Using the plugin from your own project": the `allennlp` command, and Python after
+// `import elmo_plugin`, find "elmo_plugin/..." imports in the installed package):
 //
 //   local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
 //     options_file: "/models/elmo_original/options.json",
