@@ -35,7 +35,7 @@ local elmo = import "elmo_plugin/training_configs/common/elmo.libsonnet";
   model: {
     type: "basic_classifier",
     text_field_embedder: { token_embedders: elmo.embedders(elmo.embedder()) },
-    seq2vec_encoder: { type: "boe", embedding_dim: 256 },
+    seq2vec_encoder: { type: "boe", embedding_dim: elmo.output_dim },
   },
   data_loader: { batch_size: 4 },
   trainer: { optimizer: "adam", num_epochs: 1 },

@@ -24,6 +24,17 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // travel the same way, add `known_options+: { [path]: import path }` with its literal path.
   known_options: { [shipped + "/options.json"]: import "../../pretrained/elmo_wikipedia_512x128/options.json" },
 
+  // The width of the biLM's vectors (2 * its lstm.projection_dim) for the layer that reads
+  // them, e.g. `seq2vec_encoder: { type: "boe", embedding_dim: elmo.output_dim }`: taken from
+  // `known_options`, which hold the shipped biLM's; for another biLM add its options there
+  // (jsonnet imports only literal paths) or write the number.
+  output_dim:: if std.objectHas($.known_options, $.options_file)
+    then 2 * $.known_options[$.options_file].lstm.projection_dim
+    else error ("elmo.output_dim: the elmo block does not know the size of the biLM '"
+                + $.options_file + "'. Add its options with the path written out, "
+                + "known_options+: { \"" + $.options_file + "\": import \"" + $.options_file
+                + "\" }, or write its size, 2 * lstm.projection_dim of that options.json"),
+
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
 
