@@ -18,10 +18,11 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   options_file: shipped + "/options.json",
   weight_file: shipped + "/weights.hdf5",
 
-  // The shipped biLM's options.json inline, by its name: a trained model.tar.gz carries them
-  // in its config.json and loads with no biLM file at all (the weights are in the archive).
-  // An `options_file` of another name is read from disk as usual; to make its archives
-  // travel the same way, add `known_options+: { [path]: import path }` with its literal path.
+  // The shipped biLM's options.json inline, by its name: no file is read for them, and
+  // `output_dim` knows the size. An `options_file` of another name is read from disk as usual
+  // (add `known_options+: { [path]: import path }`, with its literal path, for `output_dim`).
+  // Every trained model.tar.gz carries its biLM's options in its vocabulary and its weights,
+  // and loads with no biLM file at all (`Elmo`'s `vocab`).
   known_options: { [shipped + "/options.json"]: import "../../pretrained/elmo_wikipedia_512x128/options.json" },
 
   // The width of the biLM's vectors (2 * its lstm.projection_dim) for the layer that reads
