@@ -20,7 +20,8 @@ from allennlp.nn.util import remove_sentence_boundaries
 
 from elmo_plugin.atomic_files import replaced_when_complete
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
-from elmo_plugin.elmo.package_files import SHIPPED_BILM
+from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
+from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
 from elmo_plugin.text_files import text_lines
 
 logger = logging.getLogger(__name__)
@@ -61,9 +62,11 @@ class ElmoEmbedder:
     # Parameters
 
     options_file : `str`, optional (default = the shipped biLM's)
-        bilm-tf `options.json`: a path, a URL, or `elmo_plugin://pretrained/...`.
+        bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`, or the short
+        name of a biLM AllenNLP published (`"original"`, `"small"`, ...: the names of
+        `elmo_plugin.elmo.published_models`), whose two files are then downloaded once.
     weight_file : `str`, optional (default = the shipped biLM's)
-        bilm-tf `weights.hdf5`.
+        bilm-tf `weights.hdf5`; leave it out with a published biLM's name.
     cuda_device : `int`, optional (default = `-1`)
         The GPU to run on; `-1` for the CPU.
     max_tokens : `int`, optional (default = `4096`)
@@ -78,7 +81,7 @@ class ElmoEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
-        bilm = load_bilm(options_file, weight_file).eval()
+        bilm = load_bilm(*_bilm_files(options_file, weight_file)).eval()
         for parameter in bilm.parameters():
             parameter.requires_grad_(False)
         if cuda_device >= 0:
@@ -244,6 +247,19 @@ class ElmoEmbedder:
                 embedded = self.embed_batch([text.split() for text in batch])
                 yield from zip(itertools.count(start), batch, embedded)
                 start, batch = start + len(batch), []
+
+
+def _bilm_files(options_file: str, weight_file: str) -> Tuple[str, str]:
+    """The two files, a published biLM's short name made into its `elmo_plugin://` names."""
+    if options_file not in PUBLISHED_MODELS:
+        return options_file, weight_file
+    if weight_file != DEFAULT_WEIGHT_FILE:
+        raise ConfigurationError(
+            f"options_file {options_file!r} names a published biLM, which brings its own "
+            f"weights; leave out weight_file (got {weight_file!r})"
+        )
+    published = f"{SCHEME}{PREFIX}{options_file}"
+    return f"{published}/options.json", f"{published}/weights.hdf5"
 
 
 def _check_positive(name: str, value: int) -> None:
