@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from elmo_plugin import config_imports
 from tests.conftest import FIXTURES, PROJECT_ROOT
 
@@ -107,7 +109,7 @@ def test_the_wrapper_is_idempotent_and_keeps_a_callers_library_dirs(monkeypatch)
     assert os.path.isfile(os.path.join(parent, "elmo_plugin", "training_configs", "common", "elmo.libsonnet"))
 
 
-def test_the_import_changes_only_the_two_jsonnet_evaluators_of_allennlp_params(tmp_path):
+def test_the_import_changes_only_allennlp_params_config_file_functions(tmp_path):
     code = (
         "from allennlp.common import params\n"
         "before = dict(vars(params))\n"
@@ -117,4 +119,52 @@ def test_the_import_changes_only_the_two_jsonnet_evaluators_of_allennlp_params(t
     )
     result = _run(code, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().splitlines()[-1] == "['evaluate_file', 'evaluate_snippet']"
+    assert result.stdout.strip().splitlines()[-1] == "['cached_path', 'evaluate_file', 'evaluate_snippet']"
+
+
+PACKAGED_NER = "elmo_plugin://training_configs/ner/ner_elmo.jsonnet"
+NER_ELMO = "model.text_field_embedder.token_embedders.elmo"
+
+
+def _allennlp(monkeypatch, *args):
+    from allennlp.commands import main
+
+    monkeypatch.setattr(sys, "argv", ["allennlp", *args])
+    main()
+
+
+def test_a_packaged_task_config_trains_by_name_with_data_overrides(tmp_path, monkeypatch):
+    from tests.tasks.ner.ner_small_overrides import SMALL
+
+    monkeypatch.chdir(tmp_path)  # a user's directory: the data and the biLM named absolutely
+    overrides = dict(SMALL)
+    for key in ("train_data_path", "validation_data_path", "test_data_path"):
+        overrides[key] = os.path.join(PROJECT_ROOT, SMALL[key])
+    fixture = os.path.join(FIXTURES, "elmo")
+    overrides[f"{NER_ELMO}.options_file"] = f"{fixture}/options.json"
+    overrides[f"{NER_ELMO}.weight_file"] = f"{fixture}/lm_weights.hdf5"
+    _allennlp(monkeypatch, "train", PACKAGED_NER, "-s", "run", "-o", json.dumps(overrides))
+    assert (tmp_path / "run" / "model.tar.gz").is_file()
+
+
+def test_without_data_overrides_the_error_names_the_file_and_the_overrides(tmp_path, monkeypatch):
+    from allennlp.common.checks import ConfigurationError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError) as error:
+        _allennlp(monkeypatch, "train", PACKAGED_NER, "-s", "run")
+    message = str(error.value)
+    assert "data file '../shared/data/conll2003/train.txt' not found" in message
+    assert f"relative to the working directory {tmp_path}" in message
+    assert '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\'' in message
+
+
+def test_an_unknown_packaged_config_lists_the_task_configs():
+    from allennlp.common import Params
+    from allennlp.common.checks import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as error:
+        Params.from_file("elmo_plugin://training_configs/ner/ner.jsonnet")
+    message = str(error.value)
+    assert "no such packaged config" in message
+    assert PACKAGED_NER in message and "elmo_plugin://training_configs/squad/squad_elmo.jsonnet" in message
