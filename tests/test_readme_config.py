@@ -4,8 +4,10 @@ and with another one set as its comment says; without that biLM's options the er
 file and the line to add."""
 import json
 import re
+import sys
 
 import pytest
+from allennlp.commands import main
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 
@@ -53,8 +55,20 @@ def _train(config: str, directory) -> Params:
     return size
 
 
-def test_the_readme_config_trains_with_the_shipped_bilms_size(user_directory):
+def test_the_readme_config_trains_with_the_shipped_bilms_size_and_predicts_as_shown(
+    user_directory, monkeypatch
+):
     assert _train(readme_config(), user_directory) == 256
+    readme = open(f"{PROJECT_ROOT}/README.md", encoding="utf-8").read()
+    commands = re.findall(r"^allennlp predict run/model.tar.gz .*$", readme, re.MULTILINE)
+    assert len(commands) == 2
+    (user_directory / "in.jsonl").write_text(json.dumps({"sentence": "a good film"}) + "\n")
+    for command in commands:
+        monkeypatch.setattr(sys, "argv", command.split("#")[0].split())
+        main()
+    for output in ("predictions.jsonl", "labels.jsonl"):
+        lines = (user_directory / output).read_text().splitlines()
+        assert lines and all(json.loads(line)["label"] in ("pos", "neg") for line in lines)
 
 
 def test_with_another_bilm_the_size_follows_its_options(user_directory, elmo_options, elmo_weights):
