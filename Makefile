@@ -29,8 +29,11 @@ $(STAMP): setup.cfg setup.py pyproject.toml requirements/$(PROFILE).txt requirem
 	       "(tried: pyenv's $(PYTHON_VERSION), python$(PYTHON_VERSION) on the PATH)." \
 	       "Install it (pyenv install $(PYTHON_VERSION)) or name it: make PYTHON=/path/to/python$(PYTHON_VERSION)" >&2; exit 1; }
 	@test -x $(BIN)/python || "$(PYTHON)" -m venv $(VENV)
+	@echo "make: installing the $(PROFILE) profile into $(VENV) with scripts/install_profile.sh" \
+	  "(about 4 min the first time, pip working quietly; then only when setup.cfg or requirements/ change)"
 	bash scripts/install_profile.sh $(PROFILE) $(BIN)/python $(ALLENNLP_MODELS_DIR)
 	@touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 venv: $(STAMP)
 

@@ -6,10 +6,9 @@ working directory or in `~/.allennlp/plugins`. The wheel installs `elmo_plugin_a
 which Python runs at start-up; it calls `install()`, which does nothing unless the process is
 the `allennlp` command. There it waits for `allennlp.common.plugins` to be imported, then
 adds `elmo_plugin` to its DEFAULT_PLUGINS (so our subcommands and every registered class load,
-tasks included) and lets jsonnet configs `import "elmo_plugin/training_configs/..."` from the
-installed package. `import elmo_plugin` alone changes nothing in the process.
+tasks included; importing `elmo_plugin` also lets jsonnet configs `import
+"elmo_plugin/training_configs/..."` from the installed package, `elmo_plugin.config_imports`).
 """
-import functools
 import importlib.abc
 import importlib.util
 import os
@@ -34,12 +33,6 @@ def install() -> None:
 def _register(plugins) -> None:
     if PLUGIN not in plugins.DEFAULT_PLUGINS:
         plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, PLUGIN)
-    params = sys.modules.get("allennlp.common.params")
-    spec = importlib.util.find_spec(PLUGIN)
-    if params is not None and spec is not None and spec.submodule_search_locations:
-        # jsonnet resolves imports next to the importing file, then in these directories.
-        package_parent = os.path.dirname(list(spec.submodule_search_locations)[0])
-        params.evaluate_file = functools.partial(params.evaluate_file, jpathdir=package_parent)
 
 
 class _AfterPluginsImport(importlib.abc.MetaPathFinder):

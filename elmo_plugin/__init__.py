@@ -3,7 +3,11 @@ elmo_plugin: ELMo (Peters et al. 2018) as an AllenNLP plugin.
 
 Importing the package registers everything: the ELMo core, the pretraining pieces, every
 task (so `Predictor.from_path` loads a task archive after `import elmo_plugin`) and the
-`allennlp` subcommands (`elmo-embed`, `elmo-export`). It changes nothing else in the process.
+`allennlp` subcommands (`elmo-embed`, `elmo-export`), and lets AllenNLP's jsonnet evaluation
+find `import "elmo_plugin/training_configs/..."` in the installed package
+(`elmo_plugin.config_imports` says how and why). It changes nothing else in the process.
+
+`ElmoEmbedder` gives sentences' ELMo layers as numpy arrays, with AllenNLP 0.9's API.
 """
 
 from elmo_plugin.version import VERSION as __version__
@@ -12,5 +16,9 @@ import elmo_plugin.lm  # noqa: F401
 import elmo_plugin.tasks  # noqa: F401
 import elmo_plugin.training  # noqa: F401
 import elmo_plugin.commands  # noqa: F401
+from elmo_plugin.elmo_embedder import ElmoEmbedder
+from elmo_plugin.config_imports import enable_config_imports
 
-__all__ = ["__version__"]
+enable_config_imports()
+
+__all__ = ["__version__", "ElmoEmbedder"]

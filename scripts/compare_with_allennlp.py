@@ -5,12 +5,17 @@ prints how far apart the vectors are.
 """
 import os
 import sys
+import warnings
 
 import torch
-from allennlp.modules.elmo import Elmo as AllenNlpElmo
-from allennlp.modules.elmo import batch_to_ids
 
-from elmo_plugin.elmo import Elmo
+with warnings.catch_warnings():
+    # Importing AllenNLP warns about torch deprecations that are none of this script's output.
+    warnings.simplefilter("ignore", FutureWarning)
+    from allennlp.modules.elmo import Elmo as AllenNlpElmo
+    from allennlp.modules.elmo import batch_to_ids
+
+    from elmo_plugin.elmo import Elmo
 
 model_dir, sentences_file = sys.argv[1], sys.argv[2]
 options, weights = os.path.join(model_dir, "options.json"), os.path.join(model_dir, "weights.hdf5")

@@ -35,7 +35,7 @@ local elmo = import "elmo_plugin/training_configs/common/elmo.libsonnet";
   model: {
     type: "basic_classifier",
     text_field_embedder: { token_embedders: elmo.embedders(elmo.embedder()) },
-    seq2vec_encoder: { type: "boe", embedding_dim: 256 },
+    seq2vec_encoder: { type: "boe", embedding_dim: elmo.output_dim },
   },
   data_loader: { batch_size: 4 },
   trainer: { optimizer: "adam", num_epochs: 1 },
@@ -86,6 +86,32 @@ def test_the_wheel_carries_configs_and_the_shipped_bilm_at_a_sensible_size(insta
     names = {path.name for path in shipped.iterdir()}
     assert {"options.json", "weights.hdf5", "vocab.txt", "softmax.hdf5", "README.md"} <= names
     assert sum(path.stat().st_size for path in shipped.iterdir()) < 40 * 2**20
+
+
+def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by_name(installed):
+    """Issue 28's user path: ElmoEmbedder() on the shipped biLM, train_model_from_file on a
+    config importing our block, and a packaged task config named with data overrides."""
+    python, env, user, _ = installed
+    work = user / "python_user"
+    work.mkdir()
+    embed = "from elmo_plugin import ElmoEmbedder; print(ElmoEmbedder().embed_sentence(['Hello', 'world']).shape)"
+    assert "(3, 2, 256)" in _run([str(python), "-c", embed], work, env)
+
+    (work / "user.jsonnet").write_text(USER_CONFIG)
+    (work / "train.jsonl").write_text(
+        "".join(json.dumps({"text": text, "label": label}) + "\n" for text, label in TEXTS)
+    )
+    train = ("import elmo_plugin\nfrom allennlp.commands.train import train_model_from_file\n"
+             "train_model_from_file('user.jsonnet', 'run')")
+    _run([str(python), "-c", train], work, env)
+    assert (work / "run" / "model.tar.gz").is_file()
+
+    ner = Path(PROJECT_ROOT) / "fixtures" / "ner"
+    overrides = {"train_data_path": str(ner / "train.txt"), "validation_data_path": str(ner / "dev.txt"),
+                 "test_data_path": str(ner / "test.txt"), "trainer.num_epochs": 1}
+    _run([str(python.parent / "allennlp"), "train", "elmo_plugin://training_configs/ner/ner_elmo.jsonnet",
+          "-s", "ner", "-o", json.dumps(overrides)], work, env)
+    assert "test_f1-measure-overall" in json.loads((work / "ner" / "metrics.json").read_text())
 
 
 def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bilm(installed):

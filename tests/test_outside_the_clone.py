@@ -70,3 +70,24 @@ def test_allennlp_train_with_the_plugin_tries_no_network_and_no_nltk_download(tm
     assert result.returncode == 0, output[-5000:]
     assert "network access tried" not in output and "[nltk_data]" not in output
     assert (tmp_path / "run" / "model.tar.gz").is_file()
+
+
+def test_our_imports_warn_nothing_and_take_a_small_part_of_the_start_up():
+    code = (
+        "import time, warnings\n"
+        "start = time.monotonic()\n"
+        "import allennlp.commands, allennlp.models, allennlp.training, allennlp.data\n"
+        "ours = time.monotonic()\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import elmo_plugin\n"
+        "end = time.monotonic()\n"
+        "print([f'{w.filename}: {w.message}' for w in caught])\n"
+        "print(ours - start, end - ours)\n"
+    )
+    result = _python(code)
+    assert result.returncode == 0, result.stderr[-3000:]
+    warned, times = result.stdout.strip().splitlines()[-2:]
+    assert warned == "[]"
+    allennlp_s, ours_s = map(float, times.split())
+    assert ours_s < 0.25 * allennlp_s, (allennlp_s, ours_s)

@@ -15,7 +15,8 @@ from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
-from elmo_plugin.elmo.package_files import local_file
+from elmo_plugin.elmo.package_files import SCHEME, local_file
+from elmo_plugin.elmo.published_models import PREFIX, check_published_options
 
 OPTIONS_NAME = "options.json"
 WEIGHTS_NAME = "weights.hdf5"
@@ -102,7 +103,10 @@ def read_options(options_file: str) -> Dict[str, Any]:
         raise ConfigurationError(
             f"{options_file}: not UTF-8 text; expected an options.json"
         ) from error
-    return check_options(options, options_file)
+    options = check_options(options, options_file)
+    if options_file.startswith(SCHEME + PREFIX):
+        check_published_options(options_file[len(SCHEME) :], options)
+    return options
 
 
 def check_options(options: Any, source: str) -> Dict[str, Any]:

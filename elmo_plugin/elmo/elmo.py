@@ -1,8 +1,10 @@
+import json
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
 from allennlp.nn.util import remove_sentence_boundaries
 from overrides import overrides
 
@@ -26,6 +28,11 @@ LAYER_WEIGHTS_REGEX = ".*scalar_mixes.*scalar_parameters"
 # them too (SRL's ".*_encoder.*weight" matches the biLM's `character_encoder`) and would
 # silently replace the pretrained weights with random ones.
 BILM_PARAMETERS_REGEX = r"(^|\.)_bilm\."
+
+# The vocabulary namespace where an `Elmo` built with the model's vocabulary records the options
+# of its biLM, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
+# saves the vocabulary into the model's archive, so the archive carries the biLM's sizes.
+OPTIONS_NAMESPACE = "elmo_bilm_options"
 
 
 class Elmo(torch.nn.Module, FromParams):
@@ -55,6 +62,12 @@ class Elmo(torch.nn.Module, FromParams):
         (its `config.json`) then carries the biLM's sizes and loads with no biLM file at all;
         an override of `options_file` to another name simply reads that file. The `elmo`
         config block gives the shipped biLM's options so.
+    vocab : `Vocabulary`, optional
+        The model's vocabulary, which AllenNLP passes when it builds the model from a config:
+        the biLM's options are recorded in it (namespace `elmo_bilm_options`, saved in the
+        model's archive), and options recorded there for `options_file` are used before the
+        file is read. So every archive carries the options of the biLM it was trained with
+        and loads after the biLM files are gone, with no `known_options` written by hand.
     num_output_representations : `int`, optional (default = `1`)
     requires_grad : `bool`, optional (default = `False`)
         Fine-tune the biLM with the task.
@@ -95,6 +108,7 @@ class Elmo(torch.nn.Module, FromParams):
         activation_cache: Optional[ActivationCache] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
         compute_dtype: str = "float32",
+        vocab: Optional[Vocabulary] = None,
     ) -> None:
         super().__init__()
         if num_output_representations < 1:
@@ -102,9 +116,10 @@ class Elmo(torch.nn.Module, FromParams):
                 f"num_output_representations must be at least 1, got {num_output_representations}"
             )
         self._missing_weights: Optional[MissingFileError] = None
-        bilm = ElmoBiLm.from_options(
-            _options(options_file, known_options or {}), stateful, char_cnn_cache_size
-        )
+        options = _options(options_file, known_options or {}, vocab)
+        if vocab is not None:
+            record_options(vocab, cast(str, options_file), options)
+        bilm = ElmoBiLm.from_options(options, stateful, char_cnn_cache_size)
         if weight_file is not None:
             try:
                 read_weights(bilm, weight_file)
@@ -279,9 +294,44 @@ class Elmo(torch.nn.Module, FromParams):
         return list(padded.unbind(0)), mask
 
 
-def _options(options_file: Optional[str], known_options: Dict[str, Dict[str, Any]]) -> Dict:
+def _options(
+    options_file: Optional[str],
+    known_options: Dict[str, Dict[str, Any]],
+    vocab: Optional[Vocabulary],
+) -> Dict:
+    """The options given inline, else those recorded in the model's vocabulary (its archive's),
+    else the file's."""
     if options_file is None:
         raise ConfigurationError("Elmo needs an options_file")
     if options_file in known_options:
         return check_options(known_options[options_file], f"known_options[{options_file!r}]")
+    recorded = recorded_options(vocab, options_file) if vocab is not None else None
+    if recorded is not None:
+        return check_options(recorded, f"the options recorded for {options_file!r}")
     return read_options(options_file)
+
+
+def recorded_options(vocab: Vocabulary, options_file: str) -> Optional[Dict[str, Any]]:
+    """The options `record_options` kept in `vocab` for `options_file`, or None."""
+    if OPTIONS_NAMESPACE not in vocab.get_namespaces():
+        return None
+    for token in vocab.get_token_to_index_vocabulary(OPTIONS_NAMESPACE):
+        if not token.startswith("{"):
+            continue  # the namespace's padding and unknown tokens
+        try:
+            record = json.loads(token)
+        except json.JSONDecodeError as error:
+            raise ConfigurationError(
+                f"the vocabulary's namespace {OPTIONS_NAMESPACE!r} holds {token[:80]!r}, not "
+                f"the JSON of a biLM's options ({error.msg}); is its file corrupt?"
+            ) from error
+        if record.get("options_file") == options_file:
+            return record.get("options")
+    return None
+
+
+def record_options(vocab: Vocabulary, options_file: str, options: Dict[str, Any]) -> None:
+    """Keeps `options` for `options_file` in `vocab`, once per file name."""
+    if recorded_options(vocab, options_file) is None:
+        record = json.dumps({"options_file": options_file, "options": options}, sort_keys=True)
+        vocab.add_token_to_namespace(record, OPTIONS_NAMESPACE)

@@ -1,6 +1,7 @@
 from typing import Any, Dict, List, Optional
 
 import torch
+from allennlp.data import Vocabulary
 from allennlp.modules.time_distributed import TimeDistributed
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 from overrides import overrides
@@ -50,6 +51,9 @@ class ElmoTokenEmbedder(TokenEmbedder):
     compute_dtype : `str`, optional (default = `"float32"`)
         `"float32"` (exact) or `"bfloat16"`: the biLM's products in bfloat16, everything it
         returns float32 (see `Elmo`).
+    vocab : `Vocabulary`, optional
+        The model's vocabulary (AllenNLP passes it): the biLM's options are recorded in it,
+        so the model's archive carries them (see `Elmo`).
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
         projection_dim: Optional[int] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
         compute_dtype: str = "float32",
+        vocab: Optional[Vocabulary] = None,
     ) -> None:
         super().__init__()
         self._elmo = Elmo(
@@ -84,6 +89,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             activation_cache=activation_cache,
             known_options=known_options,
             compute_dtype=compute_dtype,
+            vocab=vocab,
         )
         self._projection = None
         if projection_dim:

@@ -1,17 +1,26 @@
 """
-Files of the installed package that configs can name from any working directory:
+Files that configs can name from any working directory:
 `elmo_plugin://pretrained/elmo_wikipedia_512x128/options.json` is the shipped biLM's
-`options.json` wherever site-packages (or the clone) is.
+`options.json` wherever site-packages (or the clone) is, and
+`elmo_plugin://published/<name>/weights.hdf5` a published biLM's file, downloaded once.
 """
 
 import importlib.resources
 import os
+import socket
+import urllib.parse
 
+import requests
+from allennlp.common import file_utils
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
+from cached_path import find_latest_cached
+
+from elmo_plugin.elmo.published_models import PREFIX, published_url
 
 SCHEME = "elmo_plugin://"
 SHIPPED_BILM = SCHEME + "pretrained/elmo_wikipedia_512x128"
+# How long to wait for a URL's host before saying it cannot be reached.
+CONNECT_TIMEOUT_S = 5.0
 
 
 class MissingFileError(ConfigurationError):
@@ -29,10 +38,12 @@ def local_file(path: str, what: str) -> str:
     `elmo_plugin://...`), checked to exist: a missing file is a `ConfigurationError` that
     names `what` it was for, the path tried and how to name another one.
     """
+    if path.startswith(SCHEME + PREFIX):
+        return fetch(published_url(path[len(SCHEME) :]), what)
     if path.startswith(SCHEME):
         local = package_path(path[len(SCHEME) :])
     elif "://" in path:
-        return cached_path(path)
+        return fetch(path, what)
     else:
         local = os.path.expanduser(path)
     if not os.path.isfile(local):
@@ -49,3 +60,36 @@ def local_file(path: str, what: str) -> str:
             f"'{SHIPPED_BILM}/weights.hdf5'."
         )
     return local
+
+
+def fetch(url: str, what: str) -> str:
+    """
+    The local copy of `url` in AllenNLP's cache, downloaded the first time. When its host
+    cannot be reached within `CONNECT_TIMEOUT_S`, the copy cached before, if any; else, as
+    when the download fails, a `MissingFileError` naming `what`, the URL and how to use a
+    local copy instead.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.hostname:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as error:
+            cached = find_latest_cached(url, file_utils.CACHE_DIRECTORY)
+            if cached is not None:
+                return str(cached)
+            raise MissingFileError(_not_downloaded(url, what, error)) from error
+    try:
+        return file_utils.cached_path(url)
+    except (requests.exceptions.RequestException, OSError) as error:
+        raise MissingFileError(_not_downloaded(url, what, error)) from error
+
+
+def _not_downloaded(url: str, what: str, error: Exception) -> str:
+    name = os.path.basename(urllib.parse.urlsplit(url).path) or "the file"
+    return (
+        f"{what} {url} could not be downloaded ({type(error).__name__}: {error}); offline? "
+        f"Fetch it where there is a connection (e.g. curl -L -o {name} '{url}') and name the "
+        "local file instead (e.g. the overrides '...options_file' and '...weight_file' of the "
+        "elmo block, or ElmoEmbedder(options_file, weight_file))."
+    )

@@ -39,13 +39,61 @@ class CorpusStatistics:
     blank_lines: int = 0
     long_lines: int = 0
     long_sentences: int = 0
+    split_sentences: int = 0
     file_names: List[str] = field(default_factory=list)
 
     def summary(self) -> str:
+        split = (
+            f"; split {self.split_sentences} sentence(s) over the length limit into pieces"
+            if self.split_sentences
+            else ""
+        )
         return (
             f"{self.sentences} sentences ({self.tokens} tokens) from {self.files} file(s); "
             f"skipped {self.blank_lines} empty or blank line(s), {self.long_lines} line(s) over "
-            f"the byte limit and {self.long_sentences} sentence(s) over the length limit"
+            f"the byte limit and {self.long_sentences} sentence(s) over the length limit{split}"
+        )
+
+
+class _LongSentences:
+    """The sentences of one file over `max_sentence_length`: skipped, or split into pieces
+    of at most that many tokens, and reported in one warning per file."""
+
+    def __init__(self, path: str, max_sentence_length: Optional[int], split: bool) -> None:
+        self.path = path
+        self.maximum = max_sentence_length
+        self.split = split
+        self.count = 0
+        self.longest = (0, 0)  # (tokens, line number)
+
+    def pieces(self, tokens: List[str], line_number: int) -> List[List[str]]:
+        """`[tokens]` when within the maximum; else the pieces to keep (none when skipped)."""
+        if self.maximum is None or len(tokens) <= self.maximum:
+            return [tokens]
+        self.count += 1
+        self.longest = max(self.longest, (len(tokens), -line_number))
+        if not self.split:
+            return []
+        return [tokens[i : i + self.maximum] for i in range(0, len(tokens), self.maximum)]
+
+    def warn(self) -> None:
+        if not self.count:
+            return
+        done = (
+            f"split into pieces of at most {self.maximum} tokens, each read as a sentence"
+            if self.split
+            else "skipped; to keep them, raise max_sentence_length (null: no limit) or set "
+            'the reader\'s long_sentences: "split"'
+        )
+        logger.warning(
+            "%s: %d sentence(s) over max_sentence_length %d tokens (the longest %d tokens, "
+            "line %d): %s",
+            self.path,
+            self.count,
+            self.maximum,
+            self.longest[0],
+            -self.longest[1],
+            done,
         )
 
 
@@ -97,45 +145,62 @@ def read_sentences(
     statistics: CorpusStatistics,
     max_line_bytes: int = 1_000_000,
     max_sentence_length: Optional[int] = None,
+    split_long_sentences: bool = False,
 ) -> Iterator[List[str]]:
     """
     Yields the whitespace-separated tokens of each non-blank line of `files`, in order, and
-    counts what it skips into `statistics`. A file that cannot be read or decoded raises a
-    `ConfigurationError` naming the file and line.
+    counts what it skips into `statistics`. A sentence over `max_sentence_length` is skipped,
+    or with `split_long_sentences` yielded in pieces of at most that many tokens; either way
+    each file's such sentences get one warning with their count and the longest. A file that
+    cannot be read or decoded raises a `ConfigurationError` naming the file and line.
     """
     for path in files:
         statistics.files += 1
         statistics.file_names.append(path)
-        line_number = 0
-        try:
-            with open_binary(path) as handle:
-                for line_number, (line, too_long) in enumerate(
-                    _bounded_lines(handle, max_line_bytes), start=1
-                ):
-                    if too_long:
-                        statistics.long_lines += 1
-                        logger.warning(
-                            "%s, line %d: longer than %d bytes, skipped",
-                            path,
-                            line_number,
-                            max_line_bytes,
-                        )
-                        continue
-                    tokens = _decode(line, path, line_number).split()
-                    if not tokens:
-                        statistics.blank_lines += 1
-                        continue
-                    if max_sentence_length is not None and len(tokens) > max_sentence_length:
-                        statistics.long_sentences += 1
-                        continue
-                    statistics.sentences += 1
-                    statistics.tokens += len(tokens)
-                    yield tokens
-        except (lzma.LZMAError, EOFError, gzip.BadGzipFile, OSError) as error:
-            raise ConfigurationError(
-                f"{path}, line {line_number + 1}: cannot decompress or read the file ({error}); "
-                "is it truncated or not really compressed?"
-            ) from error
+        long_sentences = _LongSentences(path, max_sentence_length, split_long_sentences)
+        yield from _file_sentences(path, statistics, max_line_bytes, long_sentences)
+        long_sentences.warn()
+
+
+def _file_sentences(
+    path: str, statistics: CorpusStatistics, max_line_bytes: int, long_sentences: _LongSentences
+) -> Iterator[List[str]]:
+    line_number = 0
+    try:
+        with open_binary(path) as handle:
+            for line_number, (line, too_long) in enumerate(
+                _bounded_lines(handle, max_line_bytes), start=1
+            ):
+                if too_long:
+                    statistics.long_lines += 1
+                    logger.warning(
+                        "%s, line %d: longer than %d bytes, skipped",
+                        path,
+                        line_number,
+                        max_line_bytes,
+                    )
+                    continue
+                tokens = _decode(line, path, line_number).split()
+                if not tokens:
+                    statistics.blank_lines += 1
+                    continue
+                pieces = long_sentences.pieces(tokens, line_number)
+                _count_pieces(statistics, tokens, pieces)
+                yield from pieces
+    except (lzma.LZMAError, EOFError, gzip.BadGzipFile, OSError) as error:
+        raise ConfigurationError(
+            f"{path}, line {line_number + 1}: cannot decompress or read the file ({error}); "
+            "is it truncated or not really compressed?"
+        ) from error
+
+
+def _count_pieces(statistics: CorpusStatistics, tokens: List[str], pieces: List[List[str]]) -> None:
+    if not pieces:
+        statistics.long_sentences += 1
+    elif len(pieces) > 1:
+        statistics.split_sentences += 1
+    statistics.sentences += len(pieces)
+    statistics.tokens += sum(len(piece) for piece in pieces)
 
 
 def _decode(line: bytes, path: str, line_number: int) -> str:

@@ -8,6 +8,7 @@ from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, DEFAULT_PADDING_TOKEN, V
 from elmo_plugin.elmo.package_files import local_file
 from elmo_plugin.lm.corpus import CorpusStatistics, check_not_empty, corpus_files, read_sentences
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
+    LONG_SENTENCES,
     SENTENCE_END,
     SENTENCE_START,
     TARGET_NAMESPACE,
@@ -46,7 +47,9 @@ class CorpusVocabulary(Vocabulary):
     max_vocab_size : `int`, optional
         Keep at most this many of the most frequent words.
     max_sentence_length : `int`, optional
-        As for the reader: longer sentences are not counted.
+    long_sentences : `str`, optional (default = `"skip"`)
+        As for the reader: sentences over `max_sentence_length` are not counted (`"skip"`) or
+        counted in pieces (`"split"`); give the reader's values.
     max_line_bytes : `int`, optional (default = `1000000`)
     """
 
@@ -59,12 +62,23 @@ class CorpusVocabulary(Vocabulary):
         max_vocab_size: Optional[int] = None,
         max_sentence_length: Optional[int] = None,
         max_line_bytes: int = 1_000_000,
+        long_sentences: str = "skip",
     ) -> "CorpusVocabulary":
         if vocab_file is not None and corpus is None:
             words = read_bilm_tf_vocabulary(vocab_file)
         elif corpus is not None and vocab_file is None:
+            if long_sentences not in LONG_SENTENCES:
+                raise ConfigurationError(
+                    f"from_corpus long_sentences must be one of {LONG_SENTENCES}, "
+                    f"got {long_sentences!r}"
+                )
             words = _count_words(
-                corpus, min_count, max_vocab_size, max_sentence_length, max_line_bytes
+                corpus,
+                min_count,
+                max_vocab_size,
+                max_sentence_length,
+                max_line_bytes,
+                long_sentences == "split",
             )
         else:
             raise ConfigurationError("the from_corpus vocabulary needs a corpus or a vocab_file")
@@ -80,11 +94,16 @@ def _count_words(
     max_vocab_size: Optional[int],
     max_sentence_length: Optional[int],
     max_line_bytes: int,
+    split_long_sentences: bool,
 ) -> List[str]:
     statistics = CorpusStatistics()
     counts: Counter = Counter()
     for sentence in read_sentences(
-        corpus_files(corpus), statistics, max_line_bytes, max_sentence_length
+        corpus_files(corpus),
+        statistics,
+        max_line_bytes,
+        max_sentence_length,
+        split_long_sentences,
     ):
         counts.update(sentence)
     check_not_empty(corpus, statistics)

@@ -1,11 +1,13 @@
 """
 What every task reader does with a file the same way (each decodes it with
-`elmo_plugin.text_files.text_lines`): refuse a file that gives nothing to train on, and
-split, cut or skip an input over a maximum length with one warning naming where it is (a malformed
-file must not make a run hang on one huge input).
+`elmo_plugin.text_files.text_lines`): refuse a data file that does not exist with the overrides
+that name others, refuse a file that gives nothing to train on, and split, cut or skip an input
+over a maximum length with one warning naming where it is (a malformed file must not make a run
+hang on one huge input).
 """
 
 import logging
+import os
 from typing import Callable, Iterable, Iterator, List, Optional, Sized, TypeVar
 
 from allennlp.common.checks import ConfigurationError
@@ -18,6 +20,28 @@ T = TypeVar("T")
 # test 81; SNLI dev premise 59, hypothesis 55; SQuAD v1.1 dev question 34); what a file that
 # lost its blank lines becomes is far longer, and costs time and memory that grow with the length.
 DEFAULT_MAX_SENTENCE_LENGTH = 512
+
+
+# How a user names their own data for a task config (README "Configs").
+DATA_OVERRIDES = (
+    '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\''
+)
+
+
+def check_data_file(file_path: str) -> None:
+    """A local `file_path` that does not exist is a `ConfigurationError` naming the path tried,
+    the working directory it was relative to, and the overrides that name other files (the
+    task configs name `../shared/data`'s files by default). URLs are left to the download."""
+    path = os.fspath(file_path)
+    if "://" in path or os.path.isfile(os.path.expanduser(path)):
+        return
+    tried = os.path.abspath(os.path.expanduser(path))
+    relative = "" if os.path.isabs(path) else f", relative to the working directory {os.getcwd()}"
+    raise ConfigurationError(
+        f"data file {path!r} not found (tried {tried}{relative}). The task configs read "
+        "../shared/data's files by default (training_configs/common/data.libsonnet); name yours "
+        f"with {DATA_OVERRIDES} (`allennlp train`), or in the config"
+    )
 
 
 def require_some(

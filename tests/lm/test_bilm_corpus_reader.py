@@ -48,6 +48,48 @@ def test_blank_lines_and_long_sentences_are_skipped_and_counted(tmp_path):
     assert (stats.sentences, stats.blank_lines, stats.long_sentences) == (2, 3, 1)
 
 
+def _long_corpus(tmp_path):
+    (tmp_path / "a.txt").write_text("a b c\n" + " ".join(f"x{i}" for i in range(10)) + "\nd\n")
+    (tmp_path / "b.txt").write_text("e f g h i\n" + " ".join(f"y{i}" for i in range(7)) + "\n")
+    return str(tmp_path / "*.txt")
+
+
+def test_long_sentences_skipped_get_one_warning_per_file_with_count_longest_and_fix(
+    tmp_path, caplog
+):
+    reader = BilmCorpusReader(max_sentence_length=4)
+    with caplog.at_level("WARNING"):
+        words = [_words(i, "tokens") for i in reader.read(_long_corpus(tmp_path))]
+    assert words == [["a", "b", "c"], ["d"]]
+    warnings = [r.getMessage() for r in caplog.records if "max_sentence_length" in r.getMessage()]
+    assert warnings == [
+        f"{tmp_path}/a.txt: 1 sentence(s) over max_sentence_length 4 tokens (the longest 10 "
+        'tokens, line 2): skipped; to keep them, raise max_sentence_length (null: no limit) or '
+        'set the reader\'s long_sentences: "split"',
+        f"{tmp_path}/b.txt: 2 sentence(s) over max_sentence_length 4 tokens (the longest 7 "
+        'tokens, line 2): skipped; to keep them, raise max_sentence_length (null: no limit) or '
+        'set the reader\'s long_sentences: "split"',
+    ]
+    assert (reader.statistics.long_sentences, reader.statistics.split_sentences) == (3, 0)
+
+
+def test_long_sentences_split_into_pieces_lose_no_token(tmp_path, caplog):
+    reader = BilmCorpusReader(max_sentence_length=4, long_sentences="split")
+    with caplog.at_level("WARNING"):
+        instances = list(reader.read(_long_corpus(tmp_path)))
+    x, y = [f"x{i}" for i in range(10)], [f"y{i}" for i in range(7)]
+    assert [_words(i, "tokens") for i in instances] == [
+        ["a", "b", "c"], x[:4], x[4:8], x[8:], ["d"], ["e", "f", "g", "h"], ["i"], y[:4], y[4:]
+    ]
+    assert _words(instances[2], "targets") == ["<S>"] + x[4:8] + ["</S>"]
+    assert "(the longest 10 tokens, line 2): split into pieces of at most 4 tokens" in caplog.text
+    stats = reader.statistics
+    assert (stats.long_sentences, stats.split_sentences, stats.sentences) == (0, 3, 9)
+    assert "split 3 sentence(s) over the length limit into pieces" in stats.summary()
+    with pytest.raises(ConfigurationError, match=r"long_sentences must be one of \('skip', 'split'\)"):
+        BilmCorpusReader(long_sentences="cut")
+
+
 def test_a_single_enormous_line_is_skipped_without_loading_it(tmp_path):
     corpus = tmp_path / "corpus.txt"
     with open(corpus, "w", encoding="utf-8") as out:

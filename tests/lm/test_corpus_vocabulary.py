@@ -24,6 +24,19 @@ def test_counted_vocabulary_is_ordered_by_descending_frequency(tmp_path):
     ]
 
 
+def test_long_sentences_are_counted_as_the_reader_reads_them(tmp_path):
+    corpus = _corpus(tmp_path)
+    skipped = _words(CorpusVocabulary.from_corpus(corpus=corpus, max_sentence_length=2))
+    split = _words(
+        CorpusVocabulary.from_corpus(corpus=corpus, max_sentence_length=2, long_sentences="split")
+    )
+    assert skipped[2:] == ["</S>", "<S>", "zebra"]
+    # 3 sentences of 3 tokens in 2 pieces each, and zebra: 7 sentences.
+    assert split[2:] == ["</S>", "<S>", "the", "cat", "sat", "dog", "ran", "zebra"]
+    with pytest.raises(ConfigurationError, match="long_sentences must be one of"):
+        CorpusVocabulary.from_corpus(corpus=corpus, long_sentences="cut")
+
+
 def test_min_count_and_max_vocab_size_cut_the_rare_words(tmp_path):
     corpus = _corpus(tmp_path)
     assert _words(CorpusVocabulary.from_corpus(corpus=corpus, min_count=2))[2:] == [

@@ -22,6 +22,7 @@ SENTENCE_START = "<S>"
 SENTENCE_END = "</S>"
 TARGET_NAMESPACE = "tokens"
 _MODES = ("sentences", "packed")
+LONG_SENTENCES = ("skip", "split")
 
 
 @DatasetReader.register("bilm_corpus")
@@ -34,9 +35,10 @@ class BilmCorpusReader(DatasetReader):
     `max_instances_in_memory` to keep batching lazy too.
 
     Empty and whitespace-only lines are skipped and counted, as are lines longer than
-    `max_line_bytes` and sentences longer than `max_sentence_length`; the counts are
-    logged after each pass and kept in `statistics`. A file that cannot be read or decoded, and
-    a corpus without a single sentence, are `ConfigurationError`s.
+    `max_line_bytes`; sentences longer than `max_sentence_length` are skipped or split
+    (`long_sentences`), with one warning per file giving their count and the longest. The
+    counts are logged after each pass and kept in `statistics`. A file that cannot be read or
+    decoded, and a corpus without a single sentence, are `ConfigurationError`s.
 
     Two modes:
 
@@ -64,7 +66,12 @@ class BilmCorpusReader(DatasetReader):
     mode : `str`, optional (default = `"sentences"`)
         `"sentences"` or `"packed"`.
     max_sentence_length : `int`, optional (default = `None`)
-        Skip sentences with more tokens than this.
+        The most tokens of a sentence; what happens to longer ones is `long_sentences`.
+    long_sentences : `str`, optional (default = `"skip"`)
+        `"skip"` sentences over `max_sentence_length`, or `"split"` them into consecutive
+        pieces of at most that many tokens, each read as a sentence with its own `<S>` and
+        `</S>` (as bilm-tf's packed stream cuts long sentences into windows), so that no text
+        is lost.
     max_line_bytes : `int`, optional (default = `1000000`)
         Skip lines longer than this many bytes (read in bounded pieces, so a file with no
         line breaks is skipped, not loaded).
@@ -80,6 +87,7 @@ class BilmCorpusReader(DatasetReader):
         self,
         mode: str = "sentences",
         max_sentence_length: Optional[int] = None,
+        long_sentences: str = "skip",
         max_line_bytes: int = 1_000_000,
         window_length: int = 20,
         num_lanes: int = 128,
@@ -92,10 +100,16 @@ class BilmCorpusReader(DatasetReader):
             raise ConfigurationError(f"bilm_corpus mode must be one of {_MODES}, got {mode!r}")
         if max_sentence_length is not None and max_sentence_length < 1:
             raise ConfigurationError("max_sentence_length must be at least 1")
+        if long_sentences not in LONG_SENTENCES:
+            raise ConfigurationError(
+                f"bilm_corpus long_sentences must be one of {LONG_SENTENCES}, "
+                f"got {long_sentences!r}"
+            )
         if window_length < 1 or num_lanes < 1:
             raise ConfigurationError("window_length and num_lanes must be at least 1")
         self.mode = mode
         self.max_sentence_length = max_sentence_length
+        self.long_sentences = long_sentences
         self.max_line_bytes = max_line_bytes
         self.window_length = window_length
         self.num_lanes = num_lanes
@@ -115,6 +129,7 @@ class BilmCorpusReader(DatasetReader):
             self.statistics,
             self.max_line_bytes,
             self.max_sentence_length,
+            split_long_sentences=self.long_sentences == "split",
         )
         if self.mode == "sentences":
             for sentence in self.shard_iterable(sentences):

@@ -1,6 +1,6 @@
 // The ELMo blocks every task config imports. A config of your own can import this file too
-// (README "Using the plugin from your own project": `allennlp` finds "elmo_plugin/..." imports
-// in the installed package):
+// (README "Using the plugin from your own project": the `allennlp` command, and Python after
+// `import elmo_plugin`, find "elmo_plugin/..." imports in the installed package):
 //
 //   local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
 //     options_file: "/models/elmo_original/options.json",
@@ -18,11 +18,23 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   options_file: shipped + "/options.json",
   weight_file: shipped + "/weights.hdf5",
 
-  // The shipped biLM's options.json inline, by its name: a trained model.tar.gz carries them
-  // in its config.json and loads with no biLM file at all (the weights are in the archive).
-  // An `options_file` of another name is read from disk as usual; to make its archives
-  // travel the same way, add `known_options+: { [path]: import path }` with its literal path.
+  // The shipped biLM's options.json inline, by its name: no file is read for them, and
+  // `output_dim` knows the size. An `options_file` of another name is read from disk as usual
+  // (add `known_options+: { [path]: import path }`, with its literal path, for `output_dim`).
+  // Every trained model.tar.gz carries its biLM's options in its vocabulary and its weights,
+  // and loads with no biLM file at all (`Elmo`'s `vocab`).
   known_options: { [shipped + "/options.json"]: import "../../pretrained/elmo_wikipedia_512x128/options.json" },
+
+  // The width of the biLM's vectors (2 * its lstm.projection_dim) for the layer that reads
+  // them, e.g. `seq2vec_encoder: { type: "boe", embedding_dim: elmo.output_dim }`: taken from
+  // `known_options`, which hold the shipped biLM's; for another biLM add its options there
+  // (jsonnet imports only literal paths) or write the number.
+  output_dim:: if std.objectHas($.known_options, $.options_file)
+    then 2 * $.known_options[$.options_file].lstm.projection_dim
+    else error ("elmo.output_dim: the elmo block does not know the size of the biLM '"
+                + $.options_file + "'. Add its options with the path written out, "
+                + "known_options+: { \"" + $.options_file + "\": import \"" + $.options_file
+                + "\" }, or write its size, 2 * lstm.projection_dim of that options.json"),
 
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },

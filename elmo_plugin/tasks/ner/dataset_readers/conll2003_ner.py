@@ -12,6 +12,7 @@ from overrides import overrides
 from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
+    check_data_file,
     check_max_length,
     require_some,
     split_long,
@@ -100,6 +101,7 @@ class Conll2003NerReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
+        check_data_file(file_path)
         logger.info("Reading CoNLL-2003 NER sentences from %s", file_path)
         sentences = self._sentences(text_lines(file_path), file_path)
         for sentence in self.shard_iterable(require_some(sentences, file_path, "sentences")):

@@ -12,6 +12,7 @@ from overrides import overrides
 from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
+    check_data_file,
     check_max_length,
     require_some,
     truncate_long,
@@ -75,6 +76,7 @@ class SnliJsonlReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterator[Instance]:
+        check_data_file(file_path)
         self.num_skipped_without_label = 0
         pairs = require_some(
             self._labelled_records(file_path),

@@ -12,6 +12,7 @@ from overrides import overrides
 
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
+    check_data_file,
     check_max_length,
     require_some,
     truncate_long,
@@ -91,6 +92,7 @@ class SquadV1Reader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
+        check_data_file(file_path)
         data = load_squad_json(cached_path(file_path), file_path)
         self.counts = Counter()
         self._longest_passage_where = None

@@ -11,6 +11,7 @@ from overrides import overrides
 from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
+    check_data_file,
     LongSkipper,
     require_some,
 )
@@ -88,6 +89,7 @@ class ConllSrlColumnsReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
+        check_data_file(file_path)
         logger.info("Reading CoNLL SRL instances from %s", file_path)
         self.long_sentences.start()
         sentences = self.long_sentences.kept(

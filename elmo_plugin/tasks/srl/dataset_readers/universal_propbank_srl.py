@@ -10,6 +10,7 @@ from overrides import overrides
 from elmo_plugin.text_files import text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
+    check_data_file,
     LongSkipper,
     require_some,
 )
@@ -89,6 +90,7 @@ class UniversalPropbankSrlReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterable[Instance]:
+        check_data_file(file_path)
         logger.info("Reading Universal PropBank SRL instances from %s", file_path)
         self.long_sentences.start()
         sentences = self.long_sentences.kept(

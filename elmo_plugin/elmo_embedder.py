@@ -1,0 +1,392 @@
+"""
+`ElmoEmbedder`: the ELMo layers of tokenised sentences as numpy arrays, with AllenNLP 0.9's
+`allennlp.commands.elmo.ElmoEmbedder` API (what flair, SeqVec and bio_embeddings call) and
+simple_elmo's `get_elmo_vectors` as `embed`. It builds on the ELMo core (`elmo_plugin.elmo`)
+and the file helpers; nothing of it is registered.
+"""
+
+import itertools
+import json
+import logging
+import os
+from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import h5py
+import numpy
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.elmo import batch_to_ids
+from allennlp.nn.util import remove_sentence_boundaries
+
+from elmo_plugin.atomic_files import replaced_when_complete
+from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
+from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
+from elmo_plugin.text_files import text_lines
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_OPTIONS_FILE = f"{SHIPPED_BILM}/options.json"
+DEFAULT_WEIGHT_FILE = f"{SHIPPED_BILM}/weights.hdf5"
+DEFAULT_BATCH_SIZE = 64
+# Token positions (rows times the longest row, <S> and </S> included) of one biLM run.
+DEFAULT_MAX_TOKENS = 4096
+OUTPUT_FORMATS = ("all", "top", "average")
+LAYER_CHOICES = ("average", "top", "all")
+
+Sentence = List[str]
+Layers = Union[str, Sequence[int]]
+
+
+class ElmoEmbedder:
+    """
+    The ELMo layers of tokenised sentences, as AllenNLP 0.9's `ElmoEmbedder` gave them: for a
+    sentence of `n` tokens a float32 numpy array `(L + 1, n, 2 * projection_dim)`, the token
+    layer (duplicated to the LSTM layers' width) and then each LSTM layer, without `<S>` and
+    `</S>`: `(3, n, 1024)` for the original ELMo, `(3, n, 256)` for the shipped biLM, which is
+    the default (0.9 downloaded the original). Code written for 0.9 runs unchanged after
+    `from elmo_plugin import ElmoEmbedder`.
+
+    One difference: 0.9 carried the LSTM states from one batch to the next, so a sentence's
+    vectors depended on what was embedded before it (its first batch equals ours); here a
+    sentence gets the same vectors in every call, whatever else is in its batch.
+
+    Memory: each biLM run sees at most `max_tokens` token positions (sentences times the
+    longest of them, markers included), or one sentence alone when it is longer; every method
+    but `batch_to_embeddings` (0.9's single run) splits its input so, and copies each
+    sentence's layers out of the run. A run of the original size's biLM peaks at about 0.25 MB
+    per position beyond the weights (measured on a CPU: 0.9 GB at the default 4096), the
+    shipped biLM's at about 0.05 MB (0.2 GB). `embed_sentences` and `embed_file` hold one batch of
+    results at a time, whatever the number of sentences; `embed` returns one padded array.
+
+    # Parameters
+
+    options_file : `str`, optional (default = the shipped biLM's)
+        bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`, or the short
+        name of a biLM AllenNLP published (`"original"`, `"small"`, ...: the names of
+        `elmo_plugin.elmo.published_models`), whose two files are then downloaded once.
+    weight_file : `str`, optional (default = the shipped biLM's)
+        bilm-tf `weights.hdf5`; leave it out with a published biLM's name.
+    cuda_device : `int`, optional (default = `-1`)
+        The GPU to run on; `-1` for the CPU.
+    max_tokens : `int`, optional (default = `4096`)
+        The token positions of one biLM run (see above).
+    """
+
+    def __init__(
+        self,
+        options_file: str = DEFAULT_OPTIONS_FILE,
+        weight_file: str = DEFAULT_WEIGHT_FILE,
+        cuda_device: int = -1,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        _check_positive("max_tokens", max_tokens)
+        bilm = load_bilm(*_bilm_files(options_file, weight_file)).eval()
+        for parameter in bilm.parameters():
+            parameter.requires_grad_(False)
+        if cuda_device >= 0:
+            bilm = bilm.cuda(cuda_device)
+        # 0.9's attribute names: flair moves `elmo_bilm` and sets `cuda_device` itself.
+        self.elmo_bilm: ElmoBiLm = bilm
+        self.cuda_device = cuda_device
+        self.max_tokens = max_tokens
+
+    @property
+    def num_layers(self) -> int:
+        """`L + 1`: the token layer and each LSTM layer."""
+        return self.elmo_bilm.num_layers
+
+    def get_output_dim(self) -> int:
+        return self.elmo_bilm.get_output_dim()
+
+    def batch_to_embeddings(self, batch: List[Sentence]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """
+        One biLM run over `batch`, as 0.9's: `(activations, mask)`, the activations
+        `(batch_size, L + 1, num_tokens, dim)` without `<S>` and `</S>`, zeros past each
+        sentence, and the mask `(batch_size, num_tokens)`. Not split by `max_tokens`.
+        """
+        _check_sentences(batch)
+        device = next(self.elmo_bilm.parameters()).device
+        longest = max((len(sentence) for sentence in batch), default=0)
+        if longest == 0:  # no token axis for the biLM to run over
+            empty = torch.zeros(len(batch), self.num_layers, 0, self.get_output_dim())
+            return empty.to(device), torch.zeros(len(batch), 0, dtype=torch.bool, device=device)
+        with torch.no_grad():
+            output = self.elmo_bilm(batch_to_ids(batch).to(device))
+        stripped = [
+            remove_sentence_boundaries(layer, output["mask"]) for layer in output["activations"]
+        ]
+        return torch.stack([layer for layer, _ in stripped], dim=1), stripped[0][1]
+
+    def embed_sentence(self, sentence: Sentence) -> numpy.ndarray:
+        """The layers of one tokenised sentence, `(L + 1, num_tokens, dim)`."""
+        return self.embed_batch([sentence])[0]
+
+    def embed_batch(self, batch: List[Sentence]) -> List[numpy.ndarray]:
+        """The layers of each sentence of `batch`, `(L + 1, num_tokens, dim)` each."""
+        _check_sentences(batch)
+        embedded: List[numpy.ndarray] = []
+        for chunk in _chunks(batch, self.max_tokens):
+            activations, mask = self.batch_to_embeddings(chunk)
+            lengths = mask.sum(dim=1).tolist()
+            activations = activations.cpu()
+            for row, length in enumerate(lengths):
+                # A copy: a view would keep the whole run's padded activations alive.
+                embedded.append(numpy.array(activations[row, :, :length].numpy(), copy=True))
+        return embedded
+
+    def embed_sentences(
+        self, sentences: Iterable[Sentence], batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> Iterator[numpy.ndarray]:
+        """The layers of each sentence, in order, computed `batch_size` sentences at a time."""
+        _check_positive("batch_size", batch_size)
+        batch: List[Sentence] = []
+        for sentence in sentences:
+            batch.append(sentence)
+            if len(batch) == batch_size:
+                yield from self.embed_batch(batch)
+                batch = []
+        if batch:
+            yield from self.embed_batch(batch)
+
+    def embed(
+        self,
+        sentences: List[Sentence],
+        layers: Layers = "average",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> numpy.ndarray:
+        """
+        simple_elmo's `get_elmo_vectors`: one zero-padded float32 array for all `sentences`.
+
+        # Parameters
+
+        sentences : `List[List[str]]`
+            Tokenised sentences.
+        layers : `str` or `List[int]`, optional (default = `"average"`)
+            `"average"` (the mean of the layers) or `"top"` give `(num_sentences, max_tokens,
+            dim)`; `"all"` gives `(num_sentences, L + 1, max_tokens, dim)`; a list of layer
+            indices (0 the token layer) gives those layers, `(num_sentences, len(layers),
+            max_tokens, dim)`.
+        batch_size : `int`, optional (default = `64`)
+        """
+        pick = _layer_picker(layers, self.num_layers)
+        _check_sentences(sentences)
+        longest = max((len(sentence) for sentence in sentences), default=0)
+        # The picked shape of a sentence of 0 tokens, widened to the longest sentence.
+        shape = pick(numpy.zeros((self.num_layers, 0, self.get_output_dim()))).shape
+        result = numpy.zeros((len(sentences), *shape[:-2], longest, shape[-1]), "float32")
+        for row, layers_of_row in enumerate(self.embed_sentences(sentences, batch_size)):
+            picked = pick(layers_of_row)
+            result[row, ..., : picked.shape[-2], :] = picked
+        return result
+
+    def embed_file(
+        self,
+        input_file: Union[str, "os.PathLike[str]", IO[str]],
+        output_file_path: str,
+        output_format: str = "all",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        forget_sentences: bool = False,
+        use_sentence_keys: bool = False,
+    ) -> int:
+        """
+        Embeds each line of `input_file` (one whitespace-tokenised sentence a line) into the
+        hdf5 file `output_file_path`, in the layout of 0.9's `allennlp elmo`: one float32
+        dataset per sentence named by its 0-based line number, `(L + 1, num_tokens, dim)` or
+        `(num_tokens, dim)` for `output_format` `"top"` or `"average"`, and `sentence_to_index`,
+        a JSON map from each line's text to its dataset name. The file is written beside
+        `output_file_path` and renamed onto it once complete. An empty line gives a dataset of
+        0 tokens, with one warning. Returns the number of sentences.
+
+        # Parameters
+
+        input_file : `str`, `os.PathLike` or a text file object
+        output_file_path : `str`
+        output_format : `str`, optional (default = `"all"`)
+            `"all"`, `"top"` or `"average"`.
+        batch_size : `int`, optional (default = `64`)
+        forget_sentences : `bool`, optional (default = `False`)
+            Leave out `sentence_to_index`.
+        use_sentence_keys : `bool`, optional (default = `False`)
+            Name each dataset by its line's text instead (no `sentence_to_index`); a repeated
+            line, or one holding `/` (a path in hdf5), is an error naming the line.
+        """
+        if output_format not in OUTPUT_FORMATS:
+            raise ConfigurationError(
+                f"output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
+            )
+        _check_positive("batch_size", batch_size)
+        source = _input_name(input_file)
+        _refuse_overwriting(source, output_file_path)
+        index: Dict[str, str] = {}
+        empty: List[int] = []
+        count = 0
+        with replaced_when_complete(output_file_path) as partial, h5py.File(partial, "w") as out:
+            for number, line, layers in self._embed_lines(_lines(input_file), batch_size):
+                key = _dataset_key(out, line, number, source, use_sentence_keys)
+                out.create_dataset(key, data=_format(layers, output_format), dtype="float32")
+                index[line] = key
+                count = number + 1
+                if not line:
+                    empty.append(number + 1)
+            if not (forget_sentences or use_sentence_keys):
+                out.create_dataset("sentence_to_index", data=[json.dumps(index)])
+        _warn_about_empty_lines(source, empty)
+        return count
+
+    def _embed_lines(
+        self, lines: Iterable[str], batch_size: int
+    ) -> Iterator[Tuple[int, str, numpy.ndarray]]:
+        """`(line number from 0, line, layers)` of each line, `batch_size` lines at a time."""
+        batch: List[str] = []
+        start = 0
+        for line in itertools.chain(lines, [None]):
+            if line is not None:
+                batch.append(line)
+            if batch and (len(batch) == batch_size or line is None):
+                embedded = self.embed_batch([text.split() for text in batch])
+                yield from zip(itertools.count(start), batch, embedded)
+                start, batch = start + len(batch), []
+
+
+def _bilm_files(options_file: str, weight_file: str) -> Tuple[str, str]:
+    """The two files, a published biLM's short name made into its `elmo_plugin://` names."""
+    if options_file not in PUBLISHED_MODELS:
+        return options_file, weight_file
+    if weight_file != DEFAULT_WEIGHT_FILE:
+        raise ConfigurationError(
+            f"options_file {options_file!r} names a published biLM, which brings its own "
+            f"weights; leave out weight_file (got {weight_file!r})"
+        )
+    published = f"{SCHEME}{PREFIX}{options_file}"
+    return f"{published}/options.json", f"{published}/weights.hdf5"
+
+
+def _check_positive(name: str, value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_sentences(sentences: Sequence[Sentence]) -> None:
+    if isinstance(sentences, str):
+        raise ConfigurationError(
+            f"expected a list of tokenised sentences, got the string {sentences[:50]!r}"
+        )
+    for number, sentence in enumerate(sentences):
+        if isinstance(sentence, str) or not isinstance(sentence, (list, tuple)):
+            raise ConfigurationError(
+                f"sentence {number} is {_shown(sentence)}; expected a list of tokens "
+                f"(strings), e.g. 'Hello world .'.split()"
+            )
+        for position, token in enumerate(sentence):
+            if not isinstance(token, str):
+                raise ConfigurationError(
+                    f"sentence {number}, token {position} is {_shown(token)}; expected a string"
+                )
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return f"the {type(value).__name__} {text[:50]}{'...' if len(text) > 50 else ''}"
+
+
+def _chunks(batch: List[Sentence], max_tokens: int) -> Iterator[List[Sentence]]:
+    """Consecutive groups of sentences whose padded size (count times the longest, plus
+    the two markers) is at most `max_tokens`, or one sentence that alone is over it."""
+    chunk: List[Sentence] = []
+    longest = 0
+    for sentence in batch:
+        width = max(longest, len(sentence) + 2)
+        if chunk and (len(chunk) + 1) * width > max_tokens:
+            yield chunk
+            chunk, width = [], len(sentence) + 2
+        chunk.append(sentence)
+        longest = width
+    if chunk:
+        yield chunk
+
+
+def _layer_picker(layers: Layers, num_layers: int):
+    if layers == "average":
+        return lambda stacked: stacked.mean(axis=0)
+    if layers == "top":
+        return lambda stacked: stacked[-1]
+    if layers == "all":
+        return lambda stacked: stacked
+    if (
+        isinstance(layers, (list, tuple))
+        and layers
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in layers)
+        and all(-num_layers <= i < num_layers for i in layers)
+    ):
+        indices = list(layers)
+        return lambda stacked: stacked[indices]
+    raise ConfigurationError(
+        f"layers must be one of {LAYER_CHOICES} or a non-empty list of layer indices in "
+        f"[0, {num_layers}) (0 the token layer, {num_layers - 1} the top), got {layers!r}"
+    )
+
+
+def _input_name(input_file: Union[str, "os.PathLike[str]", IO[str]]) -> Optional[str]:
+    if isinstance(input_file, (str, os.PathLike)):
+        return os.fspath(input_file)
+    name = getattr(input_file, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _lines(input_file: Union[str, "os.PathLike[str]", IO[str]]) -> Iterator[str]:
+    """The stripped lines of a path (read as `text_lines` reads) or of an open text file."""
+    lines: Iterable[str] = (
+        text_lines(os.fspath(input_file))
+        if isinstance(input_file, (str, os.PathLike))
+        else input_file
+    )
+    for line in lines:
+        yield line.strip()
+
+
+def _refuse_overwriting(source: Optional[str], output_file: str) -> None:
+    if source and os.path.exists(output_file) and os.path.exists(source):
+        if os.path.samefile(source, output_file):
+            raise ConfigurationError(
+                f"output file {output_file} is the input file {source}; "
+                "writing it would destroy the input"
+            )
+
+
+def _warn_about_empty_lines(source: Optional[str], empty: List[int]) -> None:
+    if empty:
+        logger.warning(
+            "%s: %d empty lines (lines %s%s) get datasets of 0 tokens",
+            source or "the input",
+            len(empty),
+            ", ".join(map(str, empty[:10])),
+            ", ..." if len(empty) > 10 else "",
+        )
+
+
+def _dataset_key(
+    out: h5py.File, line: str, number: int, source: Optional[str], use_sentence_keys: bool
+) -> str:
+    if not use_sentence_keys:
+        return str(number)
+    where = f"{source or 'the input'}, line {number + 1}"
+    if "/" in line or line in ("", ".", ".."):
+        raise ConfigurationError(
+            f"{where}: {line[:50]!r} cannot name an hdf5 dataset (a path there); "
+            "use_sentence_keys=False names datasets by line number"
+        )
+    if line in out:
+        raise ConfigurationError(
+            f"{where} repeats an earlier line, which use_sentence_keys cannot name twice; "
+            "use_sentence_keys=False names datasets by line number"
+        )
+    return line
+
+
+def _format(layers: numpy.ndarray, output_format: str) -> numpy.ndarray:
+    if output_format == "top":
+        return layers[-1]
+    if output_format == "average":
+        return layers.mean(axis=0)
+    return layers
