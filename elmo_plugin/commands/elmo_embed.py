@@ -11,7 +11,8 @@ import contextlib
 import json
 import logging
 import os
-from typing import Iterator, List, Tuple
+import stat
+from typing import Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
@@ -122,9 +123,17 @@ def read_sentences(input_file: str) -> Iterator[Tuple[int, List[str]]]:
         yield number, line.split()
 
 
-def _count_lines(input_file: str) -> int:
+def _count_batches(input_file: str, batch_size: int) -> Optional[int]:
+    """The number of batches in a regular file, for the progress bar; None for anything
+    else (a pipe, `/dev/stdin`, `<(...)`, a URL), which can be read only once."""
+    try:
+        regular = stat.S_ISREG(os.stat(input_file).st_mode)
+    except OSError:
+        return None
+    if not regular:
+        return None
     with open(input_file, "rb") as handle:
-        return sum(1 for _ in handle)
+        return -(-sum(1 for _ in handle) // batch_size)
 
 
 def _batches(input_file: str, batch_size: int) -> Iterator[List[Tuple[int, List[str]]]]:
@@ -161,7 +170,7 @@ def embed_file(
         batches = Tqdm.tqdm(
             _batches(input_file, batch_size),
             desc="embedding batches",
-            total=-(-_count_lines(input_file) // batch_size),
+            total=_count_batches(input_file, batch_size),
         )
         for batch in batches:
             for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):

@@ -155,3 +155,34 @@ def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(monkeypat
         for a, b in zip(exact, reduced):  # each layer
             assert numpy.abs(a - b).max() / numpy.abs(a).max() < 2e-2
     assert any(not numpy.array_equal(a, b) for a, b in zip(written["float32"], written["bfloat16"]))
+
+
+def _pipe_with(data: bytes) -> str:
+    """A pipe holding `data` with its writing end closed, as `/dev/fd/N` (what `<(...)` and
+    `/dev/stdin` give the command)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)
+    os.close(write_end)
+    return f"/dev/fd/{read_end}"
+
+
+def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(monkeypatch, tmp_path, elmo_options, elmo_weights):
+    from elmo_plugin.commands import elmo_embed
+
+    totals = []
+    real_tqdm = elmo_embed.Tqdm.tqdm
+    monkeypatch.setattr(elmo_embed.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    pipe = _pipe_with(b"a b\nc\nd e f\n")
+    count = embed_file(load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2)
+    assert count == 3 and totals == [None]
+    with h5py.File(tmp_path / "o.hdf5") as written:
+        assert [written[str(i)].shape[1] for i in range(3)] == [2, 1, 3]
+
+
+def test_the_command_reads_dev_stdin(monkeypatch, tmp_path, elmo_options, elmo_weights):
+    pipe = _pipe_with(b"a b\nc\n")
+    monkeypatch.setattr(sys, "stdin", open(pipe))  # not read by the command: it opens the path
+    run_command(monkeypatch, pipe, str(tmp_path / "o.hdf5"), "--options-file", elmo_options,
+                "--weight-file", elmo_weights)
+    with h5py.File(tmp_path / "o.hdf5") as written:
+        assert sorted(written) == ["0", "1", "sentence_to_index"]
