@@ -23,7 +23,7 @@ from allennlp.common.tqdm import Tqdm
 from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
-from elmo_plugin.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
@@ -91,6 +91,12 @@ class ElmoEmbed(Subcommand):
 def _embed_from_args(args: argparse.Namespace) -> None:
     if args.options_file and not args.weight_file:
         raise ConfigurationError("--options-file needs --weight-file")
+    inputs = {
+        "--archive": args.archive,
+        "--options-file": args.options_file,
+        "--weight-file": args.weight_file,
+    }
+    refuse_overwriting(args.output_file, inputs)
     bilm = (
         bilm_from_archive(args.archive, args.cuda_device)
         if args.archive
@@ -160,7 +166,7 @@ def embed_file(
         raise ConfigurationError(
             f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
         )
-    _refuse_overwriting_input(input_file, output_file)
+    refuse_overwriting(output_file, {"input file": input_file})
     bilm.eval()
     if cuda_device >= 0:
         bilm.cuda(cuda_device)
@@ -184,14 +190,6 @@ def embed_file(
                 count += 1
         out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
     return count
-
-
-def _refuse_overwriting_input(input_file: str, output_file: str) -> None:
-    if os.path.exists(output_file) and os.path.samefile(input_file, output_file):
-        raise ConfigurationError(
-            f"output file {output_file} is the input file {input_file}; "
-            "writing it would destroy the input"
-        )
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 
+from elmo_plugin.elmo.atomic_files import replaced_when_complete
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.package_files import local_file
@@ -299,7 +300,7 @@ def _read_lstm_direction(reader: _WeightReader, layer, index: int, direction: in
 
 
 def write_weights(bilm: ElmoBiLm, weight_file: str) -> None:
-    """Writes `bilm` as a bilm-tf `weights.hdf5`."""
+    """Writes `bilm` as a bilm-tf `weights.hdf5`, in place (`save_bilm` writes it whole)."""
     with h5py.File(weight_file, "w") as handle, torch.no_grad():
         encoder = bilm.character_encoder
         # bilm-tf's table has no padding row; AllenNLP and bilm-tf both read 261 rows.
@@ -330,10 +331,16 @@ def _write_lstm_direction(handle: h5py.File, layer, index: int, direction: int) 
 
 
 def save_bilm(bilm: ElmoBiLm, output_dir: str, extra_options: Optional[Dict] = None) -> None:
-    """Writes `options.json` and `weights.hdf5` into `output_dir`."""
+    """Writes `options.json` and `weights.hdf5` into `output_dir`, each to a temporary name
+    renamed onto its own once both are complete, so a failure or a kill leaves the files
+    that were there before (see `atomic_files`)."""
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise ConfigurationError(f"output directory {output_dir} is not a directory")
     os.makedirs(output_dir, exist_ok=True)
     options = bilm.options()
     options.update(extra_options or {})
-    with open(os.path.join(output_dir, OPTIONS_NAME), "w", encoding="utf-8") as handle:
-        json.dump(options, handle, indent=2)
-    write_weights(bilm, os.path.join(output_dir, WEIGHTS_NAME))
+    with replaced_when_complete(os.path.join(output_dir, OPTIONS_NAME)) as options_file:
+        with replaced_when_complete(os.path.join(output_dir, WEIGHTS_NAME)) as weight_file:
+            with open(options_file, "w", encoding="utf-8") as handle:
+                json.dump(options, handle, indent=2)
+            write_weights(bilm, weight_file)

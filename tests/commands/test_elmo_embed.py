@@ -186,3 +186,24 @@ def test_the_command_reads_dev_stdin(monkeypatch, tmp_path, elmo_options, elmo_w
                 "--weight-file", elmo_weights)
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert sorted(written) == ["0", "1", "sentence_to_index"]
+
+
+@pytest.mark.parametrize("named", ["--weight-file", "--options-file", "--archive"])
+def test_the_output_may_not_be_any_input_of_the_command(monkeypatch, tmp_path, elmo_options, elmo_weights, named):
+    import shutil
+
+    options, weights = tmp_path / "options.json", tmp_path / "weights.hdf5"
+    shutil.copy(elmo_options, options)
+    shutil.copy(elmo_weights, weights)
+    archive = tmp_path / "model.tar.gz"
+    archive.write_bytes(b"not read: refused first")
+    (tmp_path / "in.txt").write_text("a b\n")
+    target = {"--weight-file": weights, "--options-file": options, "--archive": archive}[named]
+    (tmp_path / "link").symlink_to(target)
+    before = target.read_bytes()
+    model = ["--archive", str(archive)] if named == "--archive" else [
+        "--options-file", str(options), "--weight-file", str(weights)]
+    for output in (target, tmp_path / "link"):
+        with pytest.raises(ConfigurationError, match=f"is the {named} "):
+            run_command(monkeypatch, str(tmp_path / "in.txt"), str(output), *model)
+    assert target.read_bytes() == before
