@@ -6,7 +6,8 @@ working directory or in `~/.allennlp/plugins`. The wheel installs `elmo_plugin_a
 which Python runs at start-up; it calls `install()`, which does nothing unless the process is
 the `allennlp` command. There it waits for `allennlp.common.plugins` to be imported, then
 adds `elmo_plugin` to its DEFAULT_PLUGINS (so our subcommands and every registered class load,
-tasks included) and lets jsonnet configs `import "elmo_plugin/training_configs/..."` from the
+tasks included, and `elmo_plugin.allennlp_command` checks every archive's members before
+extraction) and lets jsonnet configs `import "elmo_plugin/training_configs/..."` from the
 installed package. `import elmo_plugin` alone changes nothing in the process.
 """
 import functools
@@ -16,6 +17,8 @@ import os
 import sys
 
 PLUGIN = "elmo_plugin"
+# What the plugin changes in the command: archives' members checked before extraction.
+COMMAND_HOOKS = "elmo_plugin.allennlp_command"
 _WATCHED = "allennlp.common.plugins"
 
 
@@ -32,8 +35,9 @@ def install() -> None:
 
 
 def _register(plugins) -> None:
-    if PLUGIN not in plugins.DEFAULT_PLUGINS:
-        plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, PLUGIN)
+    for name in (PLUGIN, COMMAND_HOOKS):
+        if name not in plugins.DEFAULT_PLUGINS:
+            plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, name)
     params = sys.modules.get("allennlp.common.params")
     spec = importlib.util.find_spec(PLUGIN)
     if params is not None and spec is not None and spec.submodule_search_locations:

@@ -23,6 +23,7 @@ from allennlp.common.tqdm import Tqdm
 from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
+from elmo_plugin.archives import load_checked_archive
 from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
@@ -114,9 +115,7 @@ def _embed_from_args(args: argparse.Namespace) -> None:
 
 
 def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
-    from allennlp.models.archival import load_archive
-
-    model = load_archive(archive_file, cuda_device=cuda_device).model
+    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
     bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
     if not bilms:
         raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")

@@ -1,0 +1,14 @@
+"""
+What `elmo_plugin` changes in the `allennlp` command when the command loads it as a plugin:
+every archive the command loads (`predict`, `evaluate`, `elmo-embed --archive`, `_pretrained`
+modules, ...) has its members checked before extraction (`elmo_plugin.archives`).
+
+The command imports this module through our start-up hook (the wheel's
+`elmo_plugin_allennlp.pth` adds it to AllenNLP's default plugins), through
+`.allennlp_plugins` in the clone's root, and through `--include-package elmo_plugin` (which
+imports every submodule). `import elmo_plugin` does not import it.
+"""
+
+from elmo_plugin.archives import install_archive_check
+
+install_archive_check()
