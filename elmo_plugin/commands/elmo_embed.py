@@ -165,6 +165,8 @@ def embed_file(
         raise ConfigurationError(
             f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
         )
+    if batch_size < 1:
+        raise ConfigurationError(f"--batch-size must be a positive integer, got {batch_size}")
     refuse_overwriting(output_file, {"input file": input_file})
     bilm.eval()
     if cuda_device >= 0:

@@ -207,3 +207,12 @@ def test_the_output_may_not_be_any_input_of_the_command(monkeypatch, tmp_path, e
         with pytest.raises(ConfigurationError, match=f"is the {named} "):
             run_command(monkeypatch, str(tmp_path / "in.txt"), str(output), *model)
     assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("batch_size", ["0", "-3"])
+def test_a_batch_size_below_one_is_a_clear_error(monkeypatch, tmp_path, elmo_options, elmo_weights, batch_size):
+    (tmp_path / "in.txt").write_text("a b\n")
+    with pytest.raises(ConfigurationError, match=f"--batch-size must be a positive integer, got {batch_size}"):
+        run_command(monkeypatch, str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), "--options-file",
+                    elmo_options, "--weight-file", elmo_weights, "--batch-size", batch_size)
+    assert not (tmp_path / "o.hdf5").exists()

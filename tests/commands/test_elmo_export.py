@@ -217,3 +217,9 @@ def test_perplexity_output_may_not_be_its_text_file_or_an_export_file(tmp_path):
         run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", str(text),
                      "--output-file", str(text))
     assert text.read_bytes() == before
+
+
+def test_perplexity_batch_size_zero_is_a_clear_error():
+    with pytest.raises(ConfigurationError, match="--batch-size must be a positive integer, got 0"):
+        run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", SENTENCES,
+                     "--batch-size", "0")
