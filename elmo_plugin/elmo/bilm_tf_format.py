@@ -5,8 +5,9 @@ outputs equal bilm-tf's and AllenNLP's; writing gives files both of them load.
 """
 
 import json
+import math
 import os
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
@@ -37,9 +38,10 @@ def _integer(minimum: int) -> Callable[[Any], Optional[str]]:
     return check
 
 
-def _number_or_null(value: Any) -> Optional[str]:
-    ok = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-    return None if ok else "a number or null"
+def _clip(value: Any) -> Optional[str]:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = value is None or (number and math.isfinite(value) and value > 0)
+    return None if ok else "a positive number or null (no clipping)"
 
 
 def _boolean(value: Any) -> Optional[str]:
@@ -81,8 +83,8 @@ _OPTION_TYPES = {
         "dim": _integer(1),
         "projection_dim": _integer(1),
         "n_layers": _integer(1),
-        "cell_clip": _number_or_null,
-        "proj_clip": _number_or_null,
+        "cell_clip": _clip,
+        "proj_clip": _clip,
         "use_skip_connections": _boolean,
     },
 }
@@ -126,9 +128,20 @@ def check_options(options: Any, source: str) -> Dict[str, Any]:
                     f"{source}: '{section}'.'{key}' expected {expected}, "
                     f"got {options[section][key]!r}"
                 )
+    _check_filter_widths(options["char_cnn"], source)
     if options.get("bidirectional") is False:
         raise ConfigurationError(f"{source}: a unidirectional LM cannot give ELMo vectors")
     return options
+
+
+def _check_filter_widths(char_cnn: Dict[str, Any], source: str) -> None:
+    longest = char_cnn.get("max_characters_per_token", 50)
+    for width, _ in char_cnn["filters"]:
+        if width > longest:
+            raise ConfigurationError(
+                f"{source}: 'char_cnn'.'filters' has a filter of width {width}, wider than a "
+                f"token of {longest} characters (max_characters_per_token)"
+            )
 
 
 def load_bilm(
@@ -247,6 +260,7 @@ def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
     """Copies bilm-tf's weights into `bilm`, checking every shape against the options."""
     with _open_hdf5(weight_file) as handle, torch.no_grad():
         reader = _WeightReader(handle, weight_file)
+        _refuse_undescribed(bilm, reader)
         _read_char_embedding(bilm, reader)
         for name, tensor, how in _tensor_pairs(bilm):
             tensor.copy_(torch.from_numpy(_from_tf(reader, name, tensor, how)))
@@ -254,6 +268,38 @@ def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
             for direction in range(2):
                 _read_lstm_direction(reader, layer, i, direction)
     bilm.character_encoder.clear_cache()
+
+
+def _described_names(bilm: ElmoBiLm) -> List[str]:
+    lstm = [
+        _lstm_name(direction, i, variable)
+        for i in range(len(bilm.lstm.layers))
+        for direction in range(2)
+        for variable in ("W_0", "B", "W_P_0")
+    ]
+    return ["char_embed"] + [name for name, _, _ in _tensor_pairs(bilm)] + lstm
+
+
+def _refuse_undescribed(bilm: ElmoBiLm, reader: _WeightReader) -> None:
+    """Weights the options do not describe (another LSTM or highway layer, another filter)
+    mean that the options are not the weights' own: the biLM would silently lose layers."""
+    described = set(_described_names(bilm))
+    stored: List[str] = []
+    try:
+        reader.handle.visititems(
+            lambda name, item: stored.append(name) if isinstance(item, h5py.Dataset) else None
+        )
+    except (KeyError, RuntimeError, OSError, ValueError) as error:
+        raise reader._corrupt("/", error) from error
+    extra = sorted(name for name in stored if name not in described)
+    if extra:
+        lstm, cnn = bilm.options()["lstm"], bilm.options()["char_cnn"]
+        raise ConfigurationError(
+            f"{reader.weight_file}: holds {len(extra)} tensors that the options do not describe "
+            f"({lstm['n_layers']} LSTM layers, {cnn['n_highway']} highway layers, "
+            f"{len(cnn['filters'])} filters), e.g. {extra[:3]}; the options do not belong to "
+            "these weights"
+        )
 
 
 def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
