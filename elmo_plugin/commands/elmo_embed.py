@@ -181,6 +181,7 @@ def embed_file(
         )
         for batch in batches:
             for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
+                _check_finite(layers, input_file, number)
                 if not tokens:
                     logger.warning(
                         "%s, line %d is empty: its dataset has 0 tokens", input_file, number
@@ -199,6 +200,16 @@ def _replaced_when_complete(output_file: str) -> Iterator[h5py.File]:
     a failure or a kill half-way leaves what was there before intact."""
     with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
         yield out
+
+
+def _check_finite(layers: numpy.ndarray, input_file: str, number: int) -> None:
+    bad = layers.size - int(numpy.isfinite(layers).sum())
+    if bad:
+        raise ConfigurationError(
+            f"{input_file}, line {number}: the biLM gave {bad} non-finite (NaN or infinite) "
+            "values for this sentence: its weights, finite but too large, overflow in "
+            "the compute dtype; nothing was written"
+        )
 
 
 def _embed_batch(bilm: ElmoBiLm, batch, cuda_device: int) -> List[numpy.ndarray]:

@@ -216,3 +216,17 @@ def test_a_batch_size_below_one_is_a_clear_error(monkeypatch, tmp_path, elmo_opt
         run_command(monkeypatch, str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), "--options-file",
                     elmo_options, "--weight-file", elmo_weights, "--batch-size", batch_size)
     assert not (tmp_path / "o.hdf5").exists()
+
+
+def test_non_finite_vectors_from_finite_weights_are_an_error_naming_the_line(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_text("a b\nc d e\n")
+    output = tmp_path / "o.hdf5"
+    output.write_bytes(b"previous")
+    bilm = load_bilm(elmo_options, elmo_weights)
+    with torch.no_grad():
+        bilm.character_encoder.projection.weight.mul_(1e38)  # finite, but overflows float32
+    assert all(torch.isfinite(p).all() for p in bilm.parameters())
+    with pytest.raises(ConfigurationError, match=r"in.txt, line 1: the biLM gave .*non-finite"):
+        embed_file(bilm, str(text), str(output))
+    assert output.read_bytes() == b"previous"
