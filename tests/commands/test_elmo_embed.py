@@ -230,3 +230,10 @@ def test_non_finite_vectors_from_finite_weights_are_an_error_naming_the_line(tmp
     with pytest.raises(ConfigurationError, match=r"in.txt, line 1: the biLM gave .*non-finite"):
         embed_file(bilm, str(text), str(output))
     assert output.read_bytes() == b"previous"
+
+
+def test_a_cr_only_file_is_one_sentence_a_line(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_bytes(b"a b\rc\rd e f\r")
+    count = embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
+    assert count == 3

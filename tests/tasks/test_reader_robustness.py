@@ -135,3 +135,31 @@ def test_a_huge_input_is_split_cut_or_skipped_with_a_warning_naming_where(tmp_pa
 def test_a_maximum_length_below_one_is_a_configuration_error(name, parameter):
     with pytest.raises(ConfigurationError, match=f"{parameter} must be at least 1 or None, got 0"):
         READERS[name][0](**{parameter: 0})
+
+
+@pytest.mark.parametrize("name", LINE_READERS)
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"])
+def test_cr_and_crlf_line_endings_read_as_lf(tmp_path, name, ending):
+    path = tmp_path / "endings.data"
+    path.write_bytes(fixture_bytes(name).replace(b"\n", ending))
+    assert [str(i) for i in read(name, path)] == [str(i) for i in read(name, f"{FIXTURES}/{READERS[name][1]}")]
+
+
+@pytest.mark.parametrize("name", LINE_READERS)
+def test_a_line_without_end_is_read_with_a_bound(tmp_path, name, monkeypatch):
+    from elmo_plugin import text_files
+
+    monkeypatch.setattr(text_files, "MAX_LINE_BYTES", 10_000)
+    path = tmp_path / "minified.json"
+    path.write_bytes(fixture_bytes(name) + b"x" * 50_000)
+    with pytest.raises(ConfigurationError, match=r"minified.json, line \d+: longer than 10000 bytes") as caught:
+        read(name, path)
+    assert len(str(caught.value)) < 1000
+
+
+def test_ner_quotes_at_most_200_characters_of_a_bad_line(tmp_path):
+    path = tmp_path / "minified.json"
+    path.write_text(json.dumps({"data": [{"k": f"value number {i}"} for i in range(20_000)]}) + "\n")
+    with pytest.raises(ConfigurationError, match=r"minified.json, line 1: expected 4") as caught:
+        read("ner", path)
+    assert len(str(caught.value)) < 500
