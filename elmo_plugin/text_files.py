@@ -3,12 +3,13 @@ Reading a UTF-8 text file line by line the same way everywhere (the task readers
 a leading UTF-8 BOM dropped; `\\n`, `\\r\\n` and a lone `\\r` (old Mac files) all end a line,
 as in Python's text mode; a line that is not UTF-8, or longer than `MAX_LINE_BYTES` (a
 minified JSON file, a file without line ends), an error naming the file and the line, read
-with bounded memory. `quoted` bounds what an error message quotes of the input. It imports
+with bounded memory. `quoted` bounds what an error message quotes of the input;
+`lone_surrogate` finds text that JSON allows and UTF-8 cannot encode. It imports
 nothing else of `elmo_plugin`.
 """
 
 import io
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
@@ -56,6 +57,18 @@ def _utf8(raw: bytes, file_path: str, line_number: int) -> str:
             f"{file_path}, line {line_number}: not UTF-8 ({error.reason} at byte "
             f"{error.start} of the line); expected UTF-8 text"
         ) from error
+
+
+def lone_surrogate(text: str) -> Optional[str]:
+    """What is wrong with `text` when it holds a lone surrogate (JSON's `"\\ud800"` decodes to
+    one; it is not Unicode text and UTF-8 cannot encode it), else None."""
+    bad = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+    if bad is None:
+        return None
+    return (
+        f"holds a lone surrogate {ascii(bad)[1:-1]} at character {text.index(bad)}; "
+        "expected valid Unicode text"
+    )
 
 
 def quoted(value: Any) -> str:

@@ -11,6 +11,8 @@ from typing import Any
 
 from allennlp.common.util import JsonDict
 
+from elmo_plugin.text_files import lone_surrogate
+
 _QUOTED = 200
 
 
@@ -36,12 +38,9 @@ def check_unicode(value: Any, where: str, path: str = "") -> None:
     """A `ValueError` naming `where` and the key path of the first string in `value` (a JSON
     value) that holds a lone surrogate."""
     if isinstance(value, str):
-        bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
-        if bad is not None:
-            raise ValueError(
-                f"{where}: {path or 'the text'} holds a lone surrogate {ascii(bad)[1:-1]} at "
-                f"character {value.index(bad)}; expected valid Unicode text"
-            )
+        problem = lone_surrogate(value)
+        if problem is not None:
+            raise ValueError(f"{where}: {path or 'the text'} {problem}")
     elif isinstance(value, dict):
         for key, item in value.items():
             check_unicode(item, where, f"{path}[{key!r}]" if path else repr(key))

@@ -163,3 +163,20 @@ def test_ner_quotes_at_most_200_characters_of_a_bad_line(tmp_path):
     with pytest.raises(ConfigurationError, match=r"minified.json, line 1: expected 4") as caught:
         read("ner", path)
     assert len(str(caught.value)) < 500
+
+
+def test_a_lone_surrogate_in_snli_names_file_line_and_field(tmp_path):
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text('{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
+                    '{"gold_label": "neutral", "sentence1": "a \\ud800 b", "sentence2": "c d"}\n')
+    with pytest.raises(ConfigurationError, match=r"surrogate.jsonl, line 2: .*sentence1.* lone surrogate \\ud800"):
+        read("snli", path)
+
+
+def test_a_lone_surrogate_in_squad_names_file_and_record(tmp_path):
+    data = json.loads(fixture_bytes("squad"))
+    data["data"][0]["paragraphs"][0]["qas"][0]["question"] = "what \ud800 ?"
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(data))  # json escapes it as \ud800
+    with pytest.raises(ValueError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"):
+        read("squad", path)

@@ -9,7 +9,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
 from overrides import overrides
 
-from elmo_plugin.text_files import quoted, text_lines
+from elmo_plugin.text_files import lone_surrogate, quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_max_length,
@@ -163,4 +163,7 @@ def _string_field(record: Dict[str, Any], key: str, where: str) -> str:
         raise ConfigurationError(
             f'{where}: field "{key}" should be a string, got {type(value).__name__}'
         )
+    problem = lone_surrogate(value)
+    if problem is not None:
+        raise ConfigurationError(f'{where}: field "{key}" {problem}')
     return value

@@ -10,6 +10,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer
 from overrides import overrides
 
+from elmo_plugin.text_files import lone_surrogate
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_max_length,
@@ -340,4 +341,7 @@ def _check_answer(answer: Any, context: str, where: str) -> None:
 def _expect(value: Any, expected_type: type, where: str, what: str) -> Any:
     if not isinstance(value, expected_type):
         raise ValueError(f"{where}: expected {what}, got {type(value).__name__}")
+    problem = lone_surrogate(value) if isinstance(value, str) else None
+    if problem is not None:
+        raise ValueError(f"{where}: {what} {problem}")
     return value
