@@ -24,7 +24,11 @@ from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
 from elmo_plugin.archives import load_checked_archive
-from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
+from elmo_plugin.elmo.atomic_files import (
+    refuse_overwriting,
+    replaced_when_complete,
+    require_space,
+)
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
@@ -180,18 +184,25 @@ def embed_file(
             total=_count_batches(input_file, batch_size),
         )
         for batch in batches:
-            for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
-                _check_finite(layers, input_file, number)
-                if not tokens:
-                    logger.warning(
-                        "%s, line %d is empty: its dataset has 0 tokens", input_file, number
-                    )
-                index = str(number - 1)
-                out.create_dataset(index, data=_format(layers, output_format))
-                sentence_to_index[" ".join(tokens)] = index
+            layers = [_format(one, output_format) for one in _embed_batch(bilm, batch, cuda_device)]
+            require_space(output_file, sum(one.nbytes for one in layers))
+            for (number, tokens), sentence_layers in zip(batch, layers):
+                _check_finite(sentence_layers, input_file, number)
+                _write_sentence(out, number, tokens, sentence_layers, input_file)
+                sentence_to_index[" ".join(tokens)] = str(number - 1)
                 count += 1
-        out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+        index_json = json.dumps(sentence_to_index)
+        require_space(output_file, len(index_json.encode("utf-8")))
+        out.create_dataset("sentence_to_index", data=[index_json])
     return count
+
+
+def _write_sentence(
+    out: h5py.File, number: int, tokens: List[str], layers: numpy.ndarray, input_file: str
+) -> None:
+    if not tokens:
+        logger.warning("%s, line %d is empty: its dataset has 0 tokens", input_file, number)
+    out.create_dataset(str(number - 1), data=layers)
 
 
 @contextlib.contextmanager

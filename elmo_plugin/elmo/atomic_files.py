@@ -62,6 +62,8 @@ def replaced_when_complete(path: str) -> Iterator[str]:
         with open(partial, "rb") as written:
             os.fsync(written.fileno())
         os.replace(partial, target)
+    except DiskFullError:
+        raise
     except Exception as error:
         full = _full_disk_error(error, path, directory)
         if full is None:
@@ -72,8 +74,29 @@ def replaced_when_complete(path: str) -> Iterator[str]:
             os.remove(partial)
 
 
+class DiskFullError(OSError):
+    """No space left (ENOSPC) on the disk of a file being written, naming both."""
+
+    def __init__(self, path: str, directory: str, free: int, detail: str) -> None:
+        super().__init__(
+            errno.ENOSPC,
+            f"no space left on the disk holding {directory} ({free} bytes free) while writing "
+            f"{path}; nothing was replaced ({detail[:200]})",
+        )
+
+
+def require_space(path: str, size: int) -> None:
+    """A `DiskFullError` unless the disk of `path` has `size` bytes free and 1 MiB more: for
+    writers that cannot fail cleanly on a full disk (HDF5 fails its cache flushes, floods
+    stderr and may crash at exit), to call before each write. Quotas are not seen."""
+    directory = os.path.dirname(os.path.realpath(path))
+    free = shutil.disk_usage(directory).free
+    if free < size + _NEARLY_FULL_BYTES:
+        raise DiskFullError(path, directory, free, f"{size} more bytes to write")
+
+
 def _full_disk_error(error: Exception, path: str, directory: str) -> Optional[OSError]:
-    """An ENOSPC error naming `path` when `error` came from a full disk (an ENOSPC `OSError`,
+    """A `DiskFullError` for `path` when `error` came from a full disk (an ENOSPC `OSError`,
     or another library's error on a disk found full), else None."""
     if isinstance(error, OSError) and error.errno not in (None, errno.ENOSPC):
         return None
@@ -84,11 +107,7 @@ def _full_disk_error(error: Exception, path: str, directory: str) -> Optional[OS
     said = getattr(error, "errno", None) == errno.ENOSPC or "No space left" in str(error)
     if not said and free >= _NEARLY_FULL_BYTES:
         return None
-    return OSError(
-        errno.ENOSPC,
-        f"no space left on the disk holding {directory} ({free} bytes free) while writing "
-        f"{path}; nothing was replaced ({type(error).__name__}: {str(error)[:200]})",
-    )
+    return DiskFullError(path, directory, free, f"{type(error).__name__}: {error}")
 
 
 def remove_stale_partials(directory: str, name: str) -> None:

@@ -14,7 +14,7 @@ import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.package_files import local_file
@@ -389,4 +389,5 @@ def save_bilm(bilm: ElmoBiLm, output_dir: str, extra_options: Optional[Dict] = N
         with replaced_when_complete(os.path.join(output_dir, WEIGHTS_NAME)) as weight_file:
             with open(options_file, "w", encoding="utf-8") as handle:
                 json.dump(options, handle, indent=2)
+            require_space(weight_file, sum(p.numel() * p.element_size() for p in bilm.parameters()))
             write_weights(bilm, weight_file)

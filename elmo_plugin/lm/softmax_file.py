@@ -14,7 +14,7 @@ import numpy
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
-from elmo_plugin.elmo.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.package_files import local_file
 from elmo_plugin.lm.corpus_vocabulary import BILM_TF_UNKNOWN
 
@@ -34,6 +34,7 @@ def write_softmax(
             with open(vocab_file, "w", encoding="utf-8") as handle:
                 for word in words:
                     handle.write((BILM_TF_UNKNOWN if word == DEFAULT_OOV_TOKEN else word) + "\n")
+            require_space(softmax_file, weight.nbytes + bias.nbytes)
             with h5py.File(softmax_file, "w") as handle:
                 handle["softmax/W"] = weight
                 handle["softmax/b"] = bias

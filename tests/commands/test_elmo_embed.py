@@ -237,3 +237,23 @@ def test_a_cr_only_file_is_one_sentence_a_line(tmp_path, elmo_options, elmo_weig
     text.write_bytes(b"a b\rc\rd e f\r")
     count = embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
     assert count == 3
+
+
+def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(monkeypatch, tmp_path, elmo_options, elmo_weights):
+    import collections
+    import errno
+
+    from elmo_plugin.elmo import atomic_files
+
+    usage = collections.namedtuple("usage", "total used free")
+    text = tmp_path / "in.txt"
+    text.write_text("a b c\n" * 10)
+    output = tmp_path / "o.hdf5"
+    output.write_bytes(b"previous")
+    free = iter([10**9, 10**9, 2**20 + 100])  # the third batch finds the disk nearly full
+    monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, next(free)))
+    with pytest.raises(OSError, match=f"no space left on the disk holding {tmp_path} .*o.hdf5") as caught:
+        embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(output), batch_size=4)
+    assert caught.value.errno == errno.ENOSPC
+    assert output.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.hdf5"]

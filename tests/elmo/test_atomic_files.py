@@ -95,3 +95,15 @@ def test_refuse_overwriting_follows_symlinks_and_hard_links(tmp_path):
             refuse_overwriting(str(tmp_path / output), {"--weight-file": str(weights), "--archive": None})
     refuse_overwriting(str(tmp_path / "new.hdf5"), {"--weight-file": str(weights)})
     refuse_overwriting(str(tmp_path / "x"), {"--weight-file": "https://example.org/weights.hdf5"})
+
+
+def test_save_bilm_on_a_nearly_full_disk_stops_before_hdf5_writes(tmp_path, monkeypatch, elmo_options, elmo_weights):
+    import collections
+
+    from elmo_plugin.elmo import atomic_files
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, 2**20))
+    with pytest.raises(OSError, match=r"no space left.*weights\.hdf5") as caught:
+        save_bilm(load_bilm(elmo_options, elmo_weights), str(tmp_path))
+    assert caught.value.errno == errno.ENOSPC and list(tmp_path.iterdir()) == []
