@@ -16,8 +16,12 @@ is a plugin of the `allennlp` command (`elmo_plugin.allennlp_command`, imported 
 command through our start-up hook, `.allennlp_plugins` or `--include-package elmo_plugin`);
 `import elmo_plugin` does not, since it changes nothing in the process. In your own Python,
 `Predictor.from_path` extracts unchecked unless you call `install_archive_check()` first, or
-load with `Predictor.from_archive(load_checked_archive(path))`. It imports nothing else of
-`elmo_plugin`.
+load with `Predictor.from_archive(load_checked_archive(path))`.
+
+Writing: `archive_model_whole` is AllenNLP's `archive_model` through a temporary file renamed
+once complete; `install_whole_archives()` makes `allennlp train` use it (also only in the
+`allennlp` command with the plugin). It imports nothing of `elmo_plugin` but the ELMo core's
+`atomic_files`.
 """
 
 import contextlib
@@ -32,6 +36,8 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
+
+from elmo_plugin.elmo.atomic_files import replaced_when_complete
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +134,25 @@ def load_checked_archive(
         return load_archive(directory, cuda_device, overrides, weights_file)
 
 
+def archive_model_whole(
+    serialization_dir: Union[str, os.PathLike],
+    weights: str = "best.th",
+    archive_path: Optional[Union[str, os.PathLike]] = None,
+    include_in_archive: Optional[List[str]] = None,
+) -> str:
+    """AllenNLP's `archive_model` (same arguments, the archive's path back), writing to a
+    temporary name renamed onto the archive once complete: a kill or Ctrl-C while it is
+    written leaves the previous archive (or none), not a truncated one."""
+    from allennlp.models import archival
+
+    target = str(archive_path or os.path.join(serialization_dir, "model.tar.gz"))
+    if os.path.isdir(target):
+        target = os.path.join(target, "model.tar.gz")
+    with replaced_when_complete(target) as partial:
+        archival.archive_model(serialization_dir, weights, partial, include_in_archive)
+    return target
+
+
 def install_archive_check() -> None:
     """Makes every `load_archive` of this process check the archive's members: replaces
     `allennlp.models.archival.extracted_archive` with `checked_extracted_archive`. Idempotent.
@@ -136,3 +161,12 @@ def install_archive_check() -> None:
     from allennlp.models import archival
 
     archival.extracted_archive = checked_extracted_archive
+
+
+def install_whole_archives() -> None:
+    """Makes `allennlp train` write `model.tar.gz` with `archive_model_whole`: replaces the
+    `archive_model` that `allennlp.commands.train` imported. Idempotent. Called by the
+    `allennlp` command when it loads `elmo_plugin` (`elmo_plugin.allennlp_command`)."""
+    from allennlp.commands import train
+
+    train.archive_model = archive_model_whole
