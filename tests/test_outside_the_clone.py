@@ -72,3 +72,12 @@ def test_allennlp_train_with_the_plugin_tries_no_network_and_no_nltk_download(tm
     assert result.returncode == 0, output[-5000:]
     assert "network access tried" not in output and "[nltk_data]" not in output
     assert (tmp_path / "run" / "model.tar.gz").is_file()
+
+
+def test_the_start_up_hook_adds_the_archive_checks_to_the_default_plugins(monkeypatch):
+    import types
+
+    monkeypatch.delitem(sys.modules, "allennlp.common.params", raising=False)  # leave jsonnet alone
+    plugins = types.SimpleNamespace(DEFAULT_PLUGINS=("allennlp_models",))
+    _elmo_plugin_allennlp._register(plugins)
+    assert plugins.DEFAULT_PLUGINS == ("allennlp_models", "elmo_plugin", "elmo_plugin.allennlp_command")
