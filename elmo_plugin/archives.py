@@ -28,6 +28,7 @@ import contextlib
 import gzip
 import logging
 import os
+import posixpath
 import shutil
 import tarfile
 import tempfile
@@ -50,7 +51,7 @@ def check_members(archive_file: str, members: List[tarfile.TarInfo]) -> None:
     a symbolic link, a link whose target is absolute, climbs with `..` or is not in the
     archive's tree, or a device or pipe. Regular files, directories and links that stay
     inside pass."""
-    links = {member.name.rstrip("/") for member in members if member.issym()}
+    links = {posixpath.normpath(member.name) for member in members if member.issym()}
     for member in members:
         problem = _member_problem(member, links)
         if problem is not None:
@@ -69,7 +70,7 @@ def _member_problem(member: tarfile.TarInfo, links: "set[str]") -> Optional[str]
         return "has an absolute path"
     if ".." in name.split("/"):
         return "has '..' in its path"
-    parts = name.rstrip("/").split("/")
+    parts = posixpath.normpath(name).split("/")
     for depth in range(1, len(parts)):
         if "/".join(parts[:depth]) in links:
             return "lies below a symbolic link"

@@ -45,6 +45,7 @@ def _escapes(tmp_path):
                                           _member("out/pwned.txt")],
         "relative symlink climbing": [_member("up", tarfile.SYMTYPE, escape)],
         "dot symlink chain": [_member("a", tarfile.SYMTYPE, "."), _member("a/b", tarfile.SYMTYPE, "x")],
+        "below a link named ./": [_member("./c", tarfile.SYMTYPE, "."), _member("c/d")],
         "hard link out": [_member("vocabulary/hard", tarfile.LNKTYPE, "../../etc/passwd")],
         "fifo": [_member("vocabulary/pipe", tarfile.FIFOTYPE)],
     }
