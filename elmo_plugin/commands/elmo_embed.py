@@ -191,6 +191,8 @@ def embed_file(
                 _write_sentence(out, number, tokens, sentence_layers, input_file)
                 sentence_to_index[" ".join(tokens)] = str(number - 1)
                 count += 1
+        if count == 0:
+            logger.warning("%s has no lines: the output holds no sentences", input_file)
         index_json = json.dumps(sentence_to_index)
         require_space(output_file, len(index_json.encode("utf-8")))
         out.create_dataset("sentence_to_index", data=[index_json])

@@ -257,3 +257,9 @@ def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(monkeypatch, tmp_path,
     assert caught.value.errno == errno.ENOSPC
     assert output.read_bytes() == b"previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.hdf5"]
+
+
+def test_an_empty_input_warns_that_nothing_was_embedded(tmp_path, elmo_options, caplog):
+    count = embed_file(load_bilm(elmo_options, None), _pipe_with(b""), str(tmp_path / "o.hdf5"))
+    assert count == 0
+    assert "no lines: the output holds no sentences" in caplog.text
