@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import stat
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
@@ -165,17 +165,11 @@ def embed_file(
     cuda_device: int = -1,
 ) -> int:
     """Embeds every line of `input_file` into `output_file`; returns the number of lines."""
-    if output_format not in OUTPUT_FORMATS:
-        raise ConfigurationError(
-            f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
-        )
-    if batch_size < 1:
-        raise ConfigurationError(f"--batch-size must be a positive integer, got {batch_size}")
-    refuse_overwriting(output_file, {"input file": input_file})
+    _check_arguments(input_file, output_file, output_format, batch_size)
     bilm.eval()
     if cuda_device >= 0:
         bilm.cuda(cuda_device)
-    sentence_to_index = {}
+    sentence_to_index: Dict[str, str] = {}
     count = 0
     with _replaced_when_complete(output_file) as out, torch.no_grad():
         batches = Tqdm.tqdm(
@@ -191,12 +185,30 @@ def embed_file(
                 _write_sentence(out, number, tokens, sentence_layers, input_file)
                 sentence_to_index[" ".join(tokens)] = str(number - 1)
                 count += 1
-        if count == 0:
-            logger.warning("%s has no lines: the output holds no sentences", input_file)
-        index_json = json.dumps(sentence_to_index)
-        require_space(output_file, len(index_json.encode("utf-8")))
-        out.create_dataset("sentence_to_index", data=[index_json])
+        _write_index(out, sentence_to_index, input_file, output_file)
     return count
+
+
+def _check_arguments(
+    input_file: str, output_file: str, output_format: str, batch_size: int
+) -> None:
+    if output_format not in OUTPUT_FORMATS:
+        raise ConfigurationError(
+            f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
+        )
+    if batch_size < 1:
+        raise ConfigurationError(f"--batch-size must be a positive integer, got {batch_size}")
+    refuse_overwriting(output_file, {"input file": input_file})
+
+
+def _write_index(
+    out: h5py.File, sentence_to_index: Dict[str, str], input_file: str, output_file: str
+) -> None:
+    if not sentence_to_index:
+        logger.warning("%s has no lines: the output holds no sentences", input_file)
+    index_json = json.dumps(sentence_to_index)
+    require_space(output_file, len(index_json.encode("utf-8")))
+    out.create_dataset("sentence_to_index", data=[index_json])
 
 
 def _write_sentence(
