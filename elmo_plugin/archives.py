@@ -154,6 +154,18 @@ def archive_model_whole(
     return target
 
 
+def files_read(archive: str) -> List[str]:
+    """The files loading `archive` reads: itself, or for a serialization directory its config,
+    weights, meta file and vocabulary files (for checking outputs against)."""
+    if not os.path.isdir(archive):
+        return [archive]
+    names = ["config.json", "weights.th", "best.th", "meta.json"]
+    found = [os.path.join(archive, name) for name in names]
+    for root, _, files in os.walk(os.path.join(archive, "vocabulary")):
+        found += [os.path.join(root, name) for name in files]
+    return found
+
+
 def install_archive_check() -> None:
     """Makes every `load_archive` of this process check the archive's members: replaces
     `allennlp.models.archival.extracted_archive` with `checked_extracted_archive`. Idempotent.

@@ -23,7 +23,7 @@ from allennlp.common.tqdm import Tqdm
 from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
-from elmo_plugin.archives import load_checked_archive
+from elmo_plugin.archives import files_read, load_checked_archive
 from elmo_plugin.elmo.atomic_files import (
     refuse_overwriting,
     replaced_when_complete,
@@ -96,11 +96,9 @@ class ElmoEmbed(Subcommand):
 def _embed_from_args(args: argparse.Namespace) -> None:
     if args.options_file and not args.weight_file:
         raise ConfigurationError("--options-file needs --weight-file")
-    inputs = {
-        "--archive": args.archive,
-        "--options-file": args.options_file,
-        "--weight-file": args.weight_file,
-    }
+    inputs = {"--options-file": args.options_file, "--weight-file": args.weight_file}
+    for path in files_read(args.archive) if args.archive else []:
+        inputs[f"--archive file {path}" if path != args.archive else "--archive"] = path
     refuse_overwriting(args.output_file, inputs)
     bilm = (
         bilm_from_archive(args.archive, args.cuda_device)

@@ -263,3 +263,15 @@ def test_an_empty_input_warns_that_nothing_was_embedded(tmp_path, elmo_options, 
     count = embed_file(load_bilm(elmo_options, None), _pipe_with(b""), str(tmp_path / "o.hdf5"))
     assert count == 0
     assert "no lines: the output holds no sentences" in caplog.text
+
+
+def test_the_output_may_not_be_a_file_of_an_archive_directory(monkeypatch, tmp_path):
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    for name in ("config.json", "best.th", "vocabulary/tokens.txt"):
+        (run / name).write_text("read by the loader")
+    (tmp_path / "in.txt").write_text("a b\n")
+    for name in ("best.th", "vocabulary/tokens.txt"):
+        with pytest.raises(ConfigurationError, match="is the --archive file"):
+            run_command(monkeypatch, str(tmp_path / "in.txt"), str(run / name), "--archive", str(run))
+        assert (run / name).read_text() == "read by the loader"
