@@ -13,6 +13,8 @@ command's inputs. It imports nothing else of `elmo_plugin`.
 - An output that is a symbolic link is written through: its target is replaced and the link
   kept, as `open(path, "w")` would (a dangling link creates its target).
 - A full disk is an `OSError` (ENOSPC) naming the file and its directory; nothing is replaced.
+- An output that exists and is not a regular file (`/dev/null`, a pipe, a directory) is
+  refused: renaming onto it would replace the device or pipe itself.
 """
 
 import contextlib
@@ -46,6 +48,11 @@ def replaced_when_complete(path: str) -> Iterator[str]:
     would have given it, is flushed to disk and renamed onto `path` (`os.replace`, atomic);
     otherwise it is removed and `path` is left as it was."""
     target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise ConfigurationError(
+            f"output {path} is not a regular file (a directory, device or pipe): replacing it "
+            "would destroy it; name a file"
+        )
     directory, name = os.path.split(target)
     remove_stale_partials(directory, name)
     try:

@@ -107,3 +107,14 @@ def test_save_bilm_on_a_nearly_full_disk_stops_before_hdf5_writes(tmp_path, monk
     with pytest.raises(OSError, match=r"no space left.*weights\.hdf5") as caught:
         save_bilm(load_bilm(elmo_options, elmo_weights), str(tmp_path))
     assert caught.value.errno == errno.ENOSPC and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_an_output_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path, kind):
+    output = tmp_path / "out"
+    os.mkfifo(output) if kind == "fifo" else output.mkdir()
+    with pytest.raises(ConfigurationError, match=r"out is not a regular file"):
+        with replaced_when_complete(str(output)) as partial:
+            open(partial, "w").close()
+    assert (output.is_fifo() if kind == "fifo" else output.is_dir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
