@@ -114,7 +114,8 @@ def _predicate_indices(inputs: JsonDict, words: List[str]) -> List[int]:
         verbs = inputs["verbs"]
         if not isinstance(verbs, list) or not all(isinstance(v, str) for v in verbs):
             raise ValueError(f"'verbs' must be a list of words, got {str(verbs)[:200]!r}")
-        return [i for i, word in enumerate(words) if word in set(verbs)]
+        wanted = set(verbs)
+        return [i for i, word in enumerate(words) if word in wanted]
     raise ValueError(
         "the input names no predicates: give 'predicate_indices' (0-based word indices) or "
         "'verbs' (words)"
