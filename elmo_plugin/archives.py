@@ -21,7 +21,7 @@ load with `Predictor.from_archive(load_checked_archive(path))`.
 Writing: `archive_model_whole` is AllenNLP's `archive_model` through a temporary file renamed
 once complete; `install_whole_archives()` makes `allennlp train` use it (also only in the
 `allennlp` command with the plugin). It imports nothing of `elmo_plugin` but the ELMo core's
-`atomic_files`.
+`atomic_files` and `text_files`.
 """
 
 import contextlib
@@ -39,28 +39,24 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
 from elmo_plugin.elmo.atomic_files import replaced_when_complete
+from elmo_plugin.text_files import quoted
 
 logger = logging.getLogger(__name__)
-
-_MAX_QUOTED = 200
 
 
 def check_members(archive_file: str, members: List[tarfile.TarInfo]) -> None:
     """A `ConfigurationError` naming `archive_file` and the first member that would be written
     outside the extraction directory: an absolute name, a `..` in a name, a member below
-    a symbolic link, a link whose target is absolute, climbs with `..` or is not in the
-    archive's tree, or a device or pipe. Regular files, directories and links that stay
-    inside pass."""
+    a symbolic link, a link whose target is absolute or holds `..`, or a device or pipe.
+    Regular files, directories and links to relative paths without `..` pass (the links of
+    such an archive can only point inside it)."""
     links = {posixpath.normpath(member.name) for member in members if member.issym()}
     for member in members:
         problem = _member_problem(member, links)
         if problem is not None:
-            name = repr(member.name)
-            if len(name) > _MAX_QUOTED:
-                name = name[:_MAX_QUOTED] + "...'"
             raise ConfigurationError(
-                f"{archive_file}: member {name} {problem}; refusing to extract it (an archive "
-                "may only write inside its own directory)"
+                f"{archive_file}: member {quoted(member.name)} {problem}; refusing to extract "
+                "it (an archive may only write inside its own directory)"
             )
 
 
@@ -77,7 +73,7 @@ def _member_problem(member: tarfile.TarInfo, links: "set[str]") -> Optional[str]
     if member.issym() or member.islnk():
         target = member.linkname
         if os.path.isabs(target) or ".." in target.split("/"):
-            return f"is a link to {target[:_MAX_QUOTED]!r}, outside the directory"
+            return f"is a link to {quoted(target)}, outside the directory"
     if member.ischr() or member.isblk() or member.isfifo():
         return "is a device or a pipe"
     if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
@@ -99,7 +95,7 @@ def extract_checked(archive_file: str, directory: str) -> None:
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise ConfigurationError(
             f"{archive_file}: not a readable model archive ({type(error).__name__}: "
-            f"{str(error)[:_MAX_QUOTED]}); is it truncated?"
+            f"{quoted(error)}); is it truncated?"
         ) from error
 
 

@@ -72,6 +72,6 @@ def lone_surrogate(text: str) -> Optional[str]:
 
 
 def quoted(value: Any) -> str:
-    """`repr(value)` (of `str(value)` for non-strings), cut to `MAX_QUOTED` characters."""
-    text = repr(value if isinstance(value, str) else str(value))
-    return text if len(text) <= MAX_QUOTED else text[:MAX_QUOTED] + "...'"
+    """`repr(value)`, cut to `MAX_QUOTED` characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_QUOTED else text[:MAX_QUOTED] + "..."

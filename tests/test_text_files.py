@@ -10,4 +10,4 @@ def test_only_cr_lf_and_crlf_end_lines(tmp_path):
 
 
 def test_quoted_is_bounded():
-    assert len(quoted("x" * 10_000)) < 210 and quoted("ab") == "'ab'" and quoted(3) == "'3'"
+    assert len(quoted("x" * 10_000)) < 210 and quoted("ab") == "'ab'" and quoted(3) == "3"

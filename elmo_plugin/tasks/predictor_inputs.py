@@ -11,9 +11,7 @@ from typing import Any
 
 from allennlp.common.util import JsonDict
 
-from elmo_plugin.text_files import lone_surrogate
-
-_QUOTED = 200
+from elmo_plugin.text_files import lone_surrogate, quoted
 
 
 def json_object_line(line: str) -> JsonDict:
@@ -50,8 +48,7 @@ def check_unicode(value: Any, where: str, path: str = "") -> None:
 
 
 def _quoted(line: str) -> str:
-    line = line.rstrip("\r\n")
-    return repr(line[:_QUOTED]) + ("..." if len(line) > _QUOTED else "")
+    return quoted(line.rstrip("\r\n"))
 
 
 def _kind(value: Any) -> str:

@@ -9,6 +9,7 @@ from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
 from elmo_plugin.tasks.predictor_inputs import json_object_line
+from elmo_plugin.text_files import quoted
 
 _OUTPUT_KEYS = ("tokens", "tags", "spans")
 
@@ -60,12 +61,12 @@ class ConllNerPredictor(Predictor):
             tokens = json_dict["tokens"]
             if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
                 raise ConfigurationError(
-                    f"'tokens' must be a list of strings, got {str(tokens)[:200]}"
+                    f"'tokens' must be a list of strings, got {quoted(tokens)}"
                 )
         elif "sentence" in json_dict:
             if not isinstance(json_dict["sentence"], str):
                 raise ConfigurationError(
-                    f"'sentence' must be a string, got {str(json_dict['sentence'])[:200]}"
+                    f"'sentence' must be a string, got {quoted(json_dict['sentence'])}"
                 )
             tokens = [token.text for token in self._tokenizer(json_dict["sentence"])]
             tokens = [token for token in tokens if token.strip()]
@@ -74,7 +75,7 @@ class ConllNerPredictor(Predictor):
                 f"expected a 'sentence' string or a 'tokens' list, got keys {sorted(json_dict)}"
             )
         if not tokens:
-            raise ConfigurationError(f"no tokens to tag in {str(json_dict)[:200]}")
+            raise ConfigurationError(f"no tokens to tag in {quoted(json_dict)}")
         return tokens
 
     @overrides

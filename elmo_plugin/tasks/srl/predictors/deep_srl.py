@@ -7,6 +7,7 @@ from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
 from elmo_plugin.tasks.predictor_inputs import json_object_line
+from elmo_plugin.text_files import quoted
 from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
 
 
@@ -75,13 +76,11 @@ class DeepSrlPredictor(Predictor):
         if "tokens" in inputs:
             tokens = inputs["tokens"]
             if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-                raise ValueError(f"'tokens' must be a list of strings, got {str(tokens)[:200]}")
+                raise ValueError(f"'tokens' must be a list of strings, got {quoted(tokens)}")
             return tokens
         if "sentence" in inputs:
             if not isinstance(inputs["sentence"], str):
-                raise ValueError(
-                    f"'sentence' must be a string, got {str(inputs['sentence'])[:200]}"
-                )
+                raise ValueError(f"'sentence' must be a string, got {quoted(inputs['sentence'])}")
             return [token.text for token in self._tokenizer()(inputs["sentence"])]
         raise ValueError(
             f"expected a 'sentence' or 'tokens' key in the input, found {sorted(inputs)}"
@@ -101,19 +100,19 @@ def _predicate_indices(inputs: JsonDict, words: List[str]) -> List[int]:
         if not isinstance(indices, list) or not all(_is_int(i) for i in indices):
             raise ValueError(
                 "'predicate_indices' must be a list of 0-based word indices (integers), "
-                f"got {str(indices)[:200]}"
+                f"got {quoted(indices)}"
             )
         for i in indices:
             if not 0 <= i < len(words):
                 raise ValueError(
                     f"predicate index {i} is outside the sentence of {len(words)} words "
-                    f"{str(words)[:200]}"
+                    f"{quoted(words)}"
                 )
         return indices
     if "verbs" in inputs:
         verbs = inputs["verbs"]
         if not isinstance(verbs, list) or not all(isinstance(v, str) for v in verbs):
-            raise ValueError(f"'verbs' must be a list of words, got {str(verbs)[:200]!r}")
+            raise ValueError(f"'verbs' must be a list of words, got {quoted(verbs)}")
         wanted = set(verbs)
         return [i for i, word in enumerate(words) if word in wanted]
     raise ValueError(
