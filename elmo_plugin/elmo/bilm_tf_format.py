@@ -5,6 +5,7 @@ outputs equal bilm-tf's and AllenNLP's; writing gives files both of them load.
 """
 
 import json
+import logging
 import math
 import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -18,6 +19,8 @@ from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.package_files import local_file
+
+logger = logging.getLogger(__name__)
 
 OPTIONS_NAME = "options.json"
 WEIGHTS_NAME = "weights.hdf5"
@@ -108,6 +111,18 @@ def read_options(options_file: str) -> Dict[str, Any]:
     return check_options(options, options_file)
 
 
+def _warn_unknown(values: Dict[str, Any], section: str, source: str) -> None:
+    """A typo in an optional key (`cell_clp`) would otherwise silently mean its default."""
+    for key in sorted(set(values) - set(_OPTION_TYPES[section]))[:10]:
+        logger.warning(
+            "%s: '%s' has %r, which is not a bilm-tf option (known: %s); it is ignored",
+            source,
+            section,
+            key[:100],
+            ", ".join(sorted(_OPTION_TYPES[section])),
+        )
+
+
 def check_options(options: Any, source: str) -> Dict[str, Any]:
     """Checks bilm-tf options read from `source` (a file, or "options" given inline)."""
     if not isinstance(options, dict):
@@ -121,6 +136,7 @@ def check_options(options: Any, source: str) -> Dict[str, Any]:
         for key in keys:
             if key not in options[section]:
                 raise ConfigurationError(f"{source}: '{section}' has no '{key}'")
+        _warn_unknown(options[section], section, source)
         for key, check in _OPTION_TYPES[section].items():
             expected = check(options[section][key]) if key in options[section] else None
             if expected is not None:

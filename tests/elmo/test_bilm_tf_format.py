@@ -212,3 +212,12 @@ def test_an_extra_layer_in_the_weights_is_refused(elmo_options, elmo_weights, tm
                          numpy.zeros((32, 256), numpy.float32))
     with pytest.raises(ConfigurationError, match=r"w.hdf5: .*Cell2/LSTMCell/W_0"):
         load_bilm(elmo_options, path)
+
+
+def test_an_unknown_option_in_a_section_is_warned_about(elmo_options, tmp_path, caplog):
+    options = json.load(open(elmo_options))
+    options["lstm"]["cell_clp"] = 3  # a typo: without a warning, no cell clipping
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    load_bilm(str(path), None)
+    assert "options.json: 'lstm' has 'cell_clp', which is not a bilm-tf option" in caplog.text
