@@ -142,7 +142,7 @@ def check_options(options: Any, source: str) -> Dict[str, Any]:
             if expected is not None:
                 raise ConfigurationError(
                     f"{source}: '{section}'.'{key}' expected {expected}, "
-                    f"got {options[section][key]!r}"
+                    f"got {repr(options[section][key])[:200]}"
                 )
     _check_filter_widths(options["char_cnn"], source)
     if options.get("bidirectional") is False:

@@ -221,3 +221,13 @@ def test_an_unknown_option_in_a_section_is_warned_about(elmo_options, tmp_path, 
     path.write_text(json.dumps(options))
     load_bilm(str(path), None)
     assert "options.json: 'lstm' has 'cell_clp', which is not a bilm-tf option" in caplog.text
+
+
+def test_a_huge_bad_option_is_quoted_bounded(elmo_options, tmp_path):
+    options = json.load(open(elmo_options))
+    options["char_cnn"]["filters"] = [[1, "x"]] * 100_000
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError, match="'char_cnn'.'filters'") as caught:
+        load_bilm(str(path), None)
+    assert len(str(caught.value)) < 1000
