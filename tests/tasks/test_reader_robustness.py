@@ -180,3 +180,14 @@ def test_a_lone_surrogate_in_squad_names_file_and_record(tmp_path):
     path.write_text(json.dumps(data))  # json escapes it as \ud800
     with pytest.raises(ValueError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"):
         read("squad", path)
+
+
+def test_squad_errors_quote_a_huge_title_bounded(tmp_path):
+    data = json.loads(fixture_bytes("squad"))
+    data["data"][0]["title"] = "T" * 1_000_000
+    data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = "0"
+    path = tmp_path / "huge_title.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"huge_title.json: article 0 .*answer_start") as caught:
+        read("squad", path)
+    assert len(str(caught.value)) < 1000
