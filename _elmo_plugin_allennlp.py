@@ -6,8 +6,9 @@ working directory or in `~/.allennlp/plugins`. The wheel installs `elmo_plugin_a
 which Python runs at start-up; it calls `install()`, which does nothing unless the process is
 the `allennlp` command. There it waits for `allennlp.common.plugins` to be imported, then
 adds `elmo_plugin` to its DEFAULT_PLUGINS (so our subcommands and every registered class load,
-tasks included; importing `elmo_plugin` also lets jsonnet configs `import
-"elmo_plugin/training_configs/..."` from the installed package, `elmo_plugin.config_imports`).
+tasks included, and `elmo_plugin.allennlp_command` checks every archive's members before
+extraction). Importing `elmo_plugin` lets jsonnet configs `import
+"elmo_plugin/training_configs/..."` from the installed package (`elmo_plugin.config_imports`).
 """
 import importlib.abc
 import importlib.util
@@ -15,6 +16,8 @@ import os
 import sys
 
 PLUGIN = "elmo_plugin"
+# What the plugin changes in the command: archives' members checked before extraction.
+COMMAND_HOOKS = "elmo_plugin.allennlp_command"
 _WATCHED = "allennlp.common.plugins"
 
 
@@ -31,8 +34,9 @@ def install() -> None:
 
 
 def _register(plugins) -> None:
-    if PLUGIN not in plugins.DEFAULT_PLUGINS:
-        plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, PLUGIN)
+    for name in (PLUGIN, COMMAND_HOOKS):
+        if name not in plugins.DEFAULT_PLUGINS:
+            plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, name)
 
 
 class _AfterPluginsImport(importlib.abc.MetaPathFinder):

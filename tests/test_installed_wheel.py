@@ -161,3 +161,23 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
             h5py.File(elsewhere / "from_archive.hdf5", "r") as archived:
         for key in ("0", "1"):
             assert (archived[key][...] == shipped[key][...]).all()
+
+
+def test_the_installed_command_refuses_an_archive_that_writes_outside(installed, tmp_path):
+    import io
+    import tarfile
+
+    python, env, user, _ = installed
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as evil:
+        for name in ("config.json", "../" * 12 + str(outside / "pwned.txt").lstrip("/")):
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            evil.addfile(info, io.BytesIO(b"{}"))
+    (user / "one.jsonl").write_text('{"sentence": "a"}\n')
+    result = subprocess.run([str(python.parent / "allennlp"), "predict", str(archive), "one.jsonl"],
+                            cwd=user, env=env, capture_output=True, text=True)
+    assert result.returncode != 0 and "evil.tar.gz: member" in result.stderr, result.stderr[-3000:]
+    assert list(outside.iterdir()) == []

@@ -42,11 +42,13 @@ def test_import_elmo_plugin_registers_the_tasks_and_changes_nothing_else():
         "import os, sys\n"
         "from allennlp.data import DatasetReader; from allennlp.models import Model\n"
         "from allennlp.predictors import Predictor; import allennlp.training, h5py\n"
+        "from allennlp.models import archival; extract = archival.extracted_archive\n"
         "environ, finders = dict(os.environ), list(sys.meta_path)\n"
         "import elmo_plugin\n"
         "DatasetReader.by_name('squad_v1'); Model.by_name('bidaf_rc'); Predictor.by_name('squad_answer')\n"
         "Model.by_name('esim_nli'); Model.by_name('bilstm_crf_tagger'); Model.by_name('deep_srl')\n"
         "assert dict(os.environ) == environ and sys.meta_path == finders\n"
+        "assert archival.extracted_archive is extract  # only the allennlp command checks archives\n"
     )
     result = _python(code)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -91,3 +93,12 @@ def test_our_imports_warn_nothing_and_take_a_small_part_of_the_start_up():
     assert warned == "[]"
     allennlp_s, ours_s = map(float, times.split())
     assert ours_s < 0.25 * allennlp_s, (allennlp_s, ours_s)
+
+
+def test_the_start_up_hook_adds_the_archive_checks_to_the_default_plugins(monkeypatch):
+    import types
+
+    monkeypatch.delitem(sys.modules, "allennlp.common.params", raising=False)  # leave jsonnet alone
+    plugins = types.SimpleNamespace(DEFAULT_PLUGINS=("allennlp_models",))
+    _elmo_plugin_allennlp._register(plugins)
+    assert plugins.DEFAULT_PLUGINS == ("allennlp_models", "elmo_plugin", "elmo_plugin.allennlp_command")

@@ -11,7 +11,8 @@ import contextlib
 import json
 import logging
 import os
-from typing import Iterator, List, Tuple
+import stat
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
@@ -22,7 +23,12 @@ from allennlp.common.tqdm import Tqdm
 from allennlp.modules.elmo import batch_to_ids
 from overrides import overrides
 
-from elmo_plugin.atomic_files import replaced_when_complete
+from elmo_plugin.archives import files_read, load_checked_archive
+from elmo_plugin.elmo.atomic_files import (
+    refuse_overwriting,
+    replaced_when_complete,
+    require_space,
+)
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
@@ -90,6 +96,10 @@ class ElmoEmbed(Subcommand):
 def _embed_from_args(args: argparse.Namespace) -> None:
     if args.options_file and not args.weight_file:
         raise ConfigurationError("--options-file needs --weight-file")
+    inputs = {"--options-file": args.options_file, "--weight-file": args.weight_file}
+    for path in files_read(args.archive) if args.archive else []:
+        inputs[f"--archive file {path}" if path != args.archive else "--archive"] = path
+    refuse_overwriting(args.output_file, inputs)
     bilm = (
         bilm_from_archive(args.archive, args.cuda_device)
         if args.archive
@@ -107,9 +117,7 @@ def _embed_from_args(args: argparse.Namespace) -> None:
 
 
 def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
-    from allennlp.models.archival import load_archive
-
-    model = load_archive(archive_file, cuda_device=cuda_device).model
+    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
     bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
     if not bilms:
         raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
@@ -122,9 +130,17 @@ def read_sentences(input_file: str) -> Iterator[Tuple[int, List[str]]]:
         yield number, line.split()
 
 
-def _count_lines(input_file: str) -> int:
+def _count_batches(input_file: str, batch_size: int) -> Optional[int]:
+    """The number of batches in a regular file, for the progress bar; None for anything
+    else (a pipe, `/dev/stdin`, `<(...)`, a URL), which can be read only once."""
+    try:
+        regular = stat.S_ISREG(os.stat(input_file).st_mode)
+    except OSError:
+        return None
+    if not regular:
+        return None
     with open(input_file, "rb") as handle:
-        return sum(1 for _ in handle)
+        return -(-sum(1 for _ in handle) // batch_size)
 
 
 def _batches(input_file: str, batch_size: int) -> Iterator[List[Tuple[int, List[str]]]]:
@@ -147,42 +163,58 @@ def embed_file(
     cuda_device: int = -1,
 ) -> int:
     """Embeds every line of `input_file` into `output_file`; returns the number of lines."""
-    if output_format not in OUTPUT_FORMATS:
-        raise ConfigurationError(
-            f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
-        )
-    _refuse_overwriting_input(input_file, output_file)
+    _check_arguments(input_file, output_file, output_format, batch_size)
     bilm.eval()
     if cuda_device >= 0:
         bilm.cuda(cuda_device)
-    sentence_to_index = {}
+    sentence_to_index: Dict[str, str] = {}
     count = 0
     with _replaced_when_complete(output_file) as out, torch.no_grad():
         batches = Tqdm.tqdm(
             _batches(input_file, batch_size),
             desc="embedding batches",
-            total=-(-_count_lines(input_file) // batch_size),
+            total=_count_batches(input_file, batch_size),
         )
         for batch in batches:
-            for (number, tokens), layers in zip(batch, _embed_batch(bilm, batch, cuda_device)):
-                if not tokens:
-                    logger.warning(
-                        "%s, line %d is empty: its dataset has 0 tokens", input_file, number
-                    )
-                index = str(number - 1)
-                out.create_dataset(index, data=_format(layers, output_format))
-                sentence_to_index[" ".join(tokens)] = index
+            layers = [_format(one, output_format) for one in _embed_batch(bilm, batch, cuda_device)]
+            require_space(output_file, sum(one.nbytes for one in layers))
+            for (number, tokens), sentence_layers in zip(batch, layers):
+                _check_finite(sentence_layers, input_file, number)
+                _write_sentence(out, number, tokens, sentence_layers, input_file)
+                sentence_to_index[" ".join(tokens)] = str(number - 1)
                 count += 1
-        out.create_dataset("sentence_to_index", data=[json.dumps(sentence_to_index)])
+        _write_index(out, sentence_to_index, input_file, output_file)
     return count
 
 
-def _refuse_overwriting_input(input_file: str, output_file: str) -> None:
-    if os.path.exists(output_file) and os.path.samefile(input_file, output_file):
+def _check_arguments(
+    input_file: str, output_file: str, output_format: str, batch_size: int
+) -> None:
+    if output_format not in OUTPUT_FORMATS:
         raise ConfigurationError(
-            f"output file {output_file} is the input file {input_file}; "
-            "writing it would destroy the input"
+            f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
         )
+    if batch_size < 1:
+        raise ConfigurationError(f"--batch-size must be a positive integer, got {batch_size}")
+    refuse_overwriting(output_file, {"input file": input_file})
+
+
+def _write_index(
+    out: h5py.File, sentence_to_index: Dict[str, str], input_file: str, output_file: str
+) -> None:
+    if not sentence_to_index:
+        logger.warning("%s has no lines: the output holds no sentences", input_file)
+    index_json = json.dumps(sentence_to_index)
+    require_space(output_file, len(index_json.encode("utf-8")))
+    out.create_dataset("sentence_to_index", data=[index_json])
+
+
+def _write_sentence(
+    out: h5py.File, number: int, tokens: List[str], layers: numpy.ndarray, input_file: str
+) -> None:
+    if not tokens:
+        logger.warning("%s, line %d is empty: its dataset has 0 tokens", input_file, number)
+    out.create_dataset(str(number - 1), data=layers)
 
 
 @contextlib.contextmanager
@@ -191,6 +223,16 @@ def _replaced_when_complete(output_file: str) -> Iterator[h5py.File]:
     a failure or a kill half-way leaves what was there before intact."""
     with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
         yield out
+
+
+def _check_finite(layers: numpy.ndarray, input_file: str, number: int) -> None:
+    bad = layers.size - int(numpy.isfinite(layers).sum())
+    if bad:
+        raise ConfigurationError(
+            f"{input_file}, line {number}: the biLM gave {bad} non-finite (NaN or infinite) "
+            "values for this sentence: its weights, finite but too large, overflow in "
+            "the compute dtype; nothing was written"
+        )
 
 
 def _embed_batch(bilm: ElmoBiLm, batch, cuda_device: int) -> List[numpy.ndarray]:

@@ -5,9 +5,12 @@
 
 import argparse
 import json
+import os
 
 from allennlp.commands.subcommand import Subcommand
 from overrides import overrides
+
+from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
 
 
 @Subcommand.register("elmo-perplexity")
@@ -44,9 +47,16 @@ class ElmoPerplexity(Subcommand):
 def perplexity_from_args(args: argparse.Namespace) -> None:
     from elmo_plugin.lm.perplexity import export_perplexity
 
+    if args.output_file:
+        refuse_overwriting(args.output_file, {"text file": args.text_file})
+        for name in os.listdir(args.export_dir) if os.path.isdir(args.export_dir) else []:
+            refuse_overwriting(
+                args.output_file, {"export file": os.path.join(args.export_dir, name)}
+            )
     metrics = export_perplexity(args.export_dir, args.text_file, args.batch_size, args.cuda_device)
     text = json.dumps(metrics, indent=2)
     if args.output_file:
-        with open(args.output_file, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        with replaced_when_complete(args.output_file) as partial:
+            with open(partial, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
     print(text)

@@ -52,21 +52,33 @@ class ActivationCache(FromParams):
         self._disk: Optional[sqlite3.Connection] = None
         self._disk_bytes = 0
         self._bilm_digest: Optional[bytes] = None
+        self._disk_path = ""
         if directory is not None:
             self._open_disk(directory, dtype)
 
     def _open_disk(self, directory: str, dtype: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, f"elmo_activations_{dtype}.sqlite")
-        self._disk = sqlite3.connect(path, check_same_thread=False)
-        # A lost write only costs recomputing one sentence, so skip the fsyncs.
-        self._disk.execute("PRAGMA synchronous=OFF")
-        self._disk.execute(
-            "CREATE TABLE IF NOT EXISTS activations "
-            "(key BLOB PRIMARY KEY, shape TEXT, value BLOB)"
-        )
-        row = self._disk.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM activations")
-        self._disk_bytes = row.fetchone()[0]
+        self._disk_path = os.path.join(directory, f"elmo_activations_{dtype}.sqlite")
+        try:
+            os.makedirs(directory, exist_ok=True)
+            disk = sqlite3.connect(self._disk_path, check_same_thread=False)
+            # A lost write only costs recomputing one sentence, so skip the fsyncs.
+            disk.execute("PRAGMA synchronous=OFF")
+            disk.execute(
+                "CREATE TABLE IF NOT EXISTS activations "
+                "(key BLOB PRIMARY KEY, shape TEXT, value BLOB)"
+            )
+            # A write that changes nothing: read-only fails here, not mid-training.
+            disk.execute("DELETE FROM activations WHERE 0")
+            disk.rollback()
+            row = disk.execute("SELECT COALESCE(SUM(LENGTH(value)), 0) FROM activations")
+            self._disk_bytes = row.fetchone()[0]
+        except (OSError, sqlite3.Error) as error:
+            raise ConfigurationError(
+                f"activation_cache directory {directory}: cannot use {self._disk_path} "
+                f"({error}); give another directory, or remove {self._disk_path} to start the "
+                "cache afresh"
+            ) from error
+        self._disk = disk
 
     def __len__(self) -> int:
         return len(self._memory)
@@ -118,19 +130,33 @@ class ActivationCache(FromParams):
         self._memory_bytes += size
 
     def _read_disk(self, disk: sqlite3.Connection, key: bytes) -> Optional[torch.Tensor]:
-        row = disk.execute("SELECT shape, value FROM activations WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        shape = tuple(int(n) for n in row[0].split(","))
-        array = numpy.frombuffer(row[1], dtype=str(self.dtype).replace("torch.", ""))
-        return torch.from_numpy(array.copy()).view(shape)
+        try:
+            row = disk.execute(
+                "SELECT shape, value FROM activations WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                return None
+            shape = tuple(int(n) for n in row[0].split(","))
+            array = numpy.frombuffer(row[1], dtype=str(self.dtype).replace("torch.", ""))
+            return torch.from_numpy(array.copy()).view(shape)
+        except (sqlite3.Error, ValueError, RuntimeError, AttributeError) as error:
+            raise self._failed("an entry is damaged", error) from error
 
     def _write_disk(self, disk: sqlite3.Connection, key: bytes, value: torch.Tensor) -> None:
         blob = value.numpy().tobytes()
         shape = ",".join(str(n) for n in value.shape)
-        disk.execute("INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob))
-        disk.commit()
+        try:
+            disk.execute("INSERT OR IGNORE INTO activations VALUES (?, ?, ?)", (key, shape, blob))
+            disk.commit()
+        except sqlite3.Error as error:
+            raise self._failed("cannot write", error) from error
         self._disk_bytes += len(blob)
+
+    def _failed(self, what: str, error: Exception) -> ConfigurationError:
+        return ConfigurationError(
+            f"activation_cache {self._disk_path}: {what} ({error}); remove the file to start "
+            "the cache afresh, or give another directory"
+        )
 
     def clear(self) -> None:
         self._memory.clear()

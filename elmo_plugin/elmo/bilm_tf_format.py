@@ -5,18 +5,23 @@ outputs equal bilm-tf's and AllenNLP's; writing gives files both of them load.
 """
 
 import json
+import logging
+import math
 import os
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 
+from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.package_files import SCHEME, local_file
 from elmo_plugin.elmo.published_models import PREFIX, check_published_options
+
+logger = logging.getLogger(__name__)
 
 OPTIONS_NAME = "options.json"
 WEIGHTS_NAME = "weights.hdf5"
@@ -37,9 +42,10 @@ def _integer(minimum: int) -> Callable[[Any], Optional[str]]:
     return check
 
 
-def _number_or_null(value: Any) -> Optional[str]:
-    ok = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-    return None if ok else "a number or null"
+def _clip(value: Any) -> Optional[str]:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = value is None or (number and math.isfinite(value) and value > 0)
+    return None if ok else "a positive number or null (no clipping)"
 
 
 def _boolean(value: Any) -> Optional[str]:
@@ -81,8 +87,8 @@ _OPTION_TYPES = {
         "dim": _integer(1),
         "projection_dim": _integer(1),
         "n_layers": _integer(1),
-        "cell_clip": _number_or_null,
-        "proj_clip": _number_or_null,
+        "cell_clip": _clip,
+        "proj_clip": _clip,
         "use_skip_connections": _boolean,
     },
 }
@@ -109,6 +115,18 @@ def read_options(options_file: str) -> Dict[str, Any]:
     return options
 
 
+def _warn_unknown(values: Dict[str, Any], section: str, source: str) -> None:
+    """A typo in an optional key (`cell_clp`) would otherwise silently mean its default."""
+    for key in sorted(set(values) - set(_OPTION_TYPES[section]))[:10]:
+        logger.warning(
+            "%s: '%s' has %r, which is not a bilm-tf option (known: %s); it is ignored",
+            source,
+            section,
+            key[:100],
+            ", ".join(sorted(_OPTION_TYPES[section])),
+        )
+
+
 def check_options(options: Any, source: str) -> Dict[str, Any]:
     """Checks bilm-tf options read from `source` (a file, or "options" given inline)."""
     if not isinstance(options, dict):
@@ -122,16 +140,28 @@ def check_options(options: Any, source: str) -> Dict[str, Any]:
         for key in keys:
             if key not in options[section]:
                 raise ConfigurationError(f"{source}: '{section}' has no '{key}'")
+        _warn_unknown(options[section], section, source)
         for key, check in _OPTION_TYPES[section].items():
             expected = check(options[section][key]) if key in options[section] else None
             if expected is not None:
                 raise ConfigurationError(
                     f"{source}: '{section}'.'{key}' expected {expected}, "
-                    f"got {options[section][key]!r}"
+                    f"got {repr(options[section][key])[:200]}"
                 )
+    _check_filter_widths(options["char_cnn"], source)
     if options.get("bidirectional") is False:
         raise ConfigurationError(f"{source}: a unidirectional LM cannot give ELMo vectors")
     return options
+
+
+def _check_filter_widths(char_cnn: Dict[str, Any], source: str) -> None:
+    longest = char_cnn.get("max_characters_per_token", 50)
+    for width, _ in char_cnn["filters"]:
+        if width > longest:
+            raise ConfigurationError(
+                f"{source}: 'char_cnn'.'filters' has a filter of width {width}, wider than a "
+                f"token of {longest} characters (max_characters_per_token)"
+            )
 
 
 def load_bilm(
@@ -250,6 +280,7 @@ def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
     """Copies bilm-tf's weights into `bilm`, checking every shape against the options."""
     with _open_hdf5(weight_file) as handle, torch.no_grad():
         reader = _WeightReader(handle, weight_file)
+        _refuse_undescribed(bilm, reader)
         _read_char_embedding(bilm, reader)
         for name, tensor, how in _tensor_pairs(bilm):
             tensor.copy_(torch.from_numpy(_from_tf(reader, name, tensor, how)))
@@ -257,6 +288,38 @@ def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
             for direction in range(2):
                 _read_lstm_direction(reader, layer, i, direction)
     bilm.character_encoder.clear_cache()
+
+
+def _described_names(bilm: ElmoBiLm) -> List[str]:
+    lstm = [
+        _lstm_name(direction, i, variable)
+        for i in range(len(bilm.lstm.layers))
+        for direction in range(2)
+        for variable in ("W_0", "B", "W_P_0")
+    ]
+    return ["char_embed"] + [name for name, _, _ in _tensor_pairs(bilm)] + lstm
+
+
+def _refuse_undescribed(bilm: ElmoBiLm, reader: _WeightReader) -> None:
+    """Weights the options do not describe (another LSTM or highway layer, another filter)
+    mean that the options are not the weights' own: the biLM would silently lose layers."""
+    described = set(_described_names(bilm))
+    stored: List[str] = []
+    try:
+        reader.handle.visititems(
+            lambda name, item: stored.append(name) if isinstance(item, h5py.Dataset) else None
+        )
+    except (KeyError, RuntimeError, OSError, ValueError) as error:
+        raise reader._corrupt("/", error) from error
+    extra = sorted(name for name in stored if name not in described)
+    if extra:
+        lstm, cnn = bilm.options()["lstm"], bilm.options()["char_cnn"]
+        raise ConfigurationError(
+            f"{reader.weight_file}: holds {len(extra)} tensors that the options do not describe "
+            f"({lstm['n_layers']} LSTM layers, {cnn['n_highway']} highway layers, "
+            f"{len(cnn['filters'])} filters), e.g. {extra[:3]}; the options do not belong to "
+            "these weights"
+        )
 
 
 def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
@@ -303,7 +366,7 @@ def _read_lstm_direction(reader: _WeightReader, layer, index: int, direction: in
 
 
 def write_weights(bilm: ElmoBiLm, weight_file: str) -> None:
-    """Writes `bilm` as a bilm-tf `weights.hdf5`."""
+    """Writes `bilm` as a bilm-tf `weights.hdf5`, in place (`save_bilm` writes it whole)."""
     with h5py.File(weight_file, "w") as handle, torch.no_grad():
         encoder = bilm.character_encoder
         # bilm-tf's table has no padding row; AllenNLP and bilm-tf both read 261 rows.
@@ -334,10 +397,17 @@ def _write_lstm_direction(handle: h5py.File, layer, index: int, direction: int) 
 
 
 def save_bilm(bilm: ElmoBiLm, output_dir: str, extra_options: Optional[Dict] = None) -> None:
-    """Writes `options.json` and `weights.hdf5` into `output_dir`."""
+    """Writes `options.json` and `weights.hdf5` into `output_dir`, each to a temporary name
+    renamed onto its own once both are complete, so a failure or a kill leaves the files
+    that were there before (see `atomic_files`)."""
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise ConfigurationError(f"output directory {output_dir} is not a directory")
     os.makedirs(output_dir, exist_ok=True)
     options = bilm.options()
     options.update(extra_options or {})
-    with open(os.path.join(output_dir, OPTIONS_NAME), "w", encoding="utf-8") as handle:
-        json.dump(options, handle, indent=2)
-    write_weights(bilm, os.path.join(output_dir, WEIGHTS_NAME))
+    with replaced_when_complete(os.path.join(output_dir, OPTIONS_NAME)) as options_file:
+        with replaced_when_complete(os.path.join(output_dir, WEIGHTS_NAME)) as weight_file:
+            with open(options_file, "w", encoding="utf-8") as handle:
+                json.dump(options, handle, indent=2)
+            require_space(weight_file, sum(p.numel() * p.element_size() for p in bilm.parameters()))
+            write_weights(bilm, weight_file)

@@ -11,8 +11,9 @@ from typing import List, Union
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.models import Model
-from allennlp.models.archival import load_archive
 
+from elmo_plugin.archives import load_checked_archive
+from elmo_plugin.elmo.atomic_files import refuse_overwriting
 from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME, save_bilm
 from elmo_plugin.lm.dataset_readers.bilm_corpus import TARGET_NAMESPACE
 from elmo_plugin.lm.models import BilmLanguageModel
@@ -38,9 +39,11 @@ def export_bilm(
     weights rounded to 16 bits; the biases stay 32-bit)."""
     model = archive_or_model
     if isinstance(archive_or_model, str):
+        for name in (OPTIONS_NAME, WEIGHTS_NAME, SOFTMAX_NAME, VOCAB_NAME):
+            refuse_overwriting(os.path.join(output_dir, name), {"archive": archive_or_model})
         if not os.path.exists(archive_or_model):
             raise ConfigurationError(f"model archive {archive_or_model} does not exist")
-        model = load_archive(archive_or_model, cuda_device=cuda_device).model
+        model = load_checked_archive(archive_or_model, cuda_device=cuda_device).model
     if not isinstance(model, BilmLanguageModel):
         raise ConfigurationError(
             f"{archive_or_model} holds a {type(model).__name__}, not a `bilm` language model"

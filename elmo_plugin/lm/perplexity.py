@@ -9,6 +9,7 @@ is evaluated by `allennlp evaluate` instead.
 import os
 from typing import Dict
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.training.util import evaluate
 
@@ -46,6 +47,8 @@ def held_out_perplexity(
 ) -> Dict[str, float]:
     """The perplexities of a `bilm` language model (an export's or an archive's) on every
     sentence of `text_file`, one sentence an instance."""
+    if batch_size < 1:
+        raise ConfigurationError(f"--batch-size must be a positive integer, got {batch_size}")
     if cuda_device >= 0:
         model.cuda(cuda_device)
     loader = MultiProcessDataLoader(BilmCorpusReader(), text_file, batch_size=batch_size)

@@ -14,6 +14,7 @@ import numpy
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
+from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.package_files import local_file
 from elmo_plugin.lm.corpus_vocabulary import BILM_TF_UNKNOWN
 
@@ -24,14 +25,19 @@ VOCAB_NAME = "vocab.txt"
 def write_softmax(
     output_dir: str, words: List[str], weight: numpy.ndarray, bias: numpy.ndarray
 ) -> None:
+    """Writes `vocab.txt` and `softmax.hdf5` into `output_dir`, each to a temporary name
+    renamed onto its own once both are complete (a failure or a kill leaves the old pair)."""
     if len(words) != weight.shape[0] or len(words) != bias.shape[0]:
         raise ValueError(f"{len(words)} words for a softmax of {weight.shape[0]} rows")
-    with open(os.path.join(output_dir, VOCAB_NAME), "w", encoding="utf-8") as handle:
-        for word in words:
-            handle.write((BILM_TF_UNKNOWN if word == DEFAULT_OOV_TOKEN else word) + "\n")
-    with h5py.File(os.path.join(output_dir, SOFTMAX_NAME), "w") as handle:
-        handle["softmax/W"] = weight
-        handle["softmax/b"] = bias
+    with replaced_when_complete(os.path.join(output_dir, VOCAB_NAME)) as vocab_file:
+        with replaced_when_complete(os.path.join(output_dir, SOFTMAX_NAME)) as softmax_file:
+            with open(vocab_file, "w", encoding="utf-8") as handle:
+                for word in words:
+                    handle.write((BILM_TF_UNKNOWN if word == DEFAULT_OOV_TOKEN else word) + "\n")
+            require_space(softmax_file, weight.nbytes + bias.nbytes)
+            with h5py.File(softmax_file, "w") as handle:
+                handle["softmax/W"] = weight
+                handle["softmax/b"] = bias
 
 
 def read_softmax(

@@ -1,8 +1,8 @@
 """
 Training pieces that both the biLM pretraining (`elmo_plugin.lm`) and the tasks use: an
 atomically writing checkpointer, the callback that makes `--recover` exact, and a trainer
-that clips sparse gradients. It imports
-nothing of `elmo_plugin` but `elmo_plugin.atomic_files`.
+that clips sparse gradients. It imports nothing of `elmo_plugin` but
+`elmo_plugin.elmo.atomic_files`.
 """
 
 from elmo_plugin.training.atomic_checkpointer import AtomicCheckpointer

@@ -1,3 +1,4 @@
+import json
 import logging
 import os
 from typing import Any, Dict, Iterator, Optional
@@ -35,6 +36,11 @@ class ExactResume(TrainerCallback):
     it writes `best.th` from the restored weights, so the run ends with, and is tested with, the
     best weights as an uninterrupted one would be.
 
+    And resumed after the run's last epoch (a run killed while `model.tar.gz` was written, or
+    recovered again), it gives back the finished run's metrics (from `metrics.json`, else the
+    last epoch's file) where the trainer, having trained nothing, has only `best_*` ones, so
+    `--recover` no longer rewrites `metrics.json` with those alone.
+
     Single-process training only: in distributed training each worker has its own generators
     and the trainer saves the primary's, so there it restores nothing (and logs why).
 
@@ -66,12 +72,43 @@ class ExactResume(TrainerCallback):
             trainer._best_model_filename = best
 
     @overrides
+    def on_end(
+        self,
+        trainer,
+        metrics: Optional[Dict[str, Any]] = None,
+        epoch: Optional[int] = None,
+        is_primary: bool = True,
+        **kwargs,
+    ) -> None:
+        resumed = trainer._start_after_epochs_completed
+        if metrics is None or not is_primary or resumed == 0 or trainer._epochs_completed > resumed:
+            return
+        # Resumed after its last epoch: the trainer trained nothing and returns only the
+        # best_* metrics, which `allennlp train` would write over the finished run's.
+        finished = _finished_metrics(trainer._serialization_dir, resumed - 1)
+        for key, value in finished.items():
+            metrics.setdefault(key, value)
+
+    @overrides
     def state_dict(self) -> Dict[str, Any]:
         return {"epoch_start": self.epoch_start, "checkpoint": random_states.capture()}
 
     @overrides
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         self.saved = state_dict or None
+
+
+def _finished_metrics(serialization_dir: str, last_epoch: int) -> Dict[str, Any]:
+    """The metrics the finished run wrote (metrics.json, else its last epoch's), or {}."""
+    for name in ("metrics.json", f"metrics_epoch_{last_epoch}.json"):
+        try:
+            with open(os.path.join(serialization_dir, name), encoding="utf-8") as handle:
+                found = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if isinstance(found, dict):
+            return found
+    return {}
 
 
 class _ResumingDataLoader:

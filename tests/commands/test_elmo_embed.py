@@ -155,3 +155,123 @@ def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(monkeypat
         for a, b in zip(exact, reduced):  # each layer
             assert numpy.abs(a - b).max() / numpy.abs(a).max() < 2e-2
     assert any(not numpy.array_equal(a, b) for a, b in zip(written["float32"], written["bfloat16"]))
+
+
+def _pipe_with(data: bytes) -> str:
+    """A pipe holding `data` with its writing end closed, as `/dev/fd/N` (what `<(...)` and
+    `/dev/stdin` give the command)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)
+    os.close(write_end)
+    return f"/dev/fd/{read_end}"
+
+
+def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(monkeypatch, tmp_path, elmo_options, elmo_weights):
+    from elmo_plugin.commands import elmo_embed
+
+    totals = []
+    real_tqdm = elmo_embed.Tqdm.tqdm
+    monkeypatch.setattr(elmo_embed.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    pipe = _pipe_with(b"a b\nc\nd e f\n")
+    count = embed_file(load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2)
+    assert count == 3 and totals == [None]
+    with h5py.File(tmp_path / "o.hdf5") as written:
+        assert [written[str(i)].shape[1] for i in range(3)] == [2, 1, 3]
+
+
+def test_the_command_reads_dev_stdin(monkeypatch, tmp_path, elmo_options, elmo_weights):
+    pipe = _pipe_with(b"a b\nc\n")
+    monkeypatch.setattr(sys, "stdin", open(pipe))  # not read by the command: it opens the path
+    run_command(monkeypatch, pipe, str(tmp_path / "o.hdf5"), "--options-file", elmo_options,
+                "--weight-file", elmo_weights)
+    with h5py.File(tmp_path / "o.hdf5") as written:
+        assert sorted(written) == ["0", "1", "sentence_to_index"]
+
+
+@pytest.mark.parametrize("named", ["--weight-file", "--options-file", "--archive"])
+def test_the_output_may_not_be_any_input_of_the_command(monkeypatch, tmp_path, elmo_options, elmo_weights, named):
+    import shutil
+
+    options, weights = tmp_path / "options.json", tmp_path / "weights.hdf5"
+    shutil.copy(elmo_options, options)
+    shutil.copy(elmo_weights, weights)
+    archive = tmp_path / "model.tar.gz"
+    archive.write_bytes(b"not read: refused first")
+    (tmp_path / "in.txt").write_text("a b\n")
+    target = {"--weight-file": weights, "--options-file": options, "--archive": archive}[named]
+    (tmp_path / "link").symlink_to(target)
+    before = target.read_bytes()
+    model = ["--archive", str(archive)] if named == "--archive" else [
+        "--options-file", str(options), "--weight-file", str(weights)]
+    for output in (target, tmp_path / "link"):
+        with pytest.raises(ConfigurationError, match=f"is the {named} "):
+            run_command(monkeypatch, str(tmp_path / "in.txt"), str(output), *model)
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("batch_size", ["0", "-3"])
+def test_a_batch_size_below_one_is_a_clear_error(monkeypatch, tmp_path, elmo_options, elmo_weights, batch_size):
+    (tmp_path / "in.txt").write_text("a b\n")
+    with pytest.raises(ConfigurationError, match=f"--batch-size must be a positive integer, got {batch_size}"):
+        run_command(monkeypatch, str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), "--options-file",
+                    elmo_options, "--weight-file", elmo_weights, "--batch-size", batch_size)
+    assert not (tmp_path / "o.hdf5").exists()
+
+
+def test_non_finite_vectors_from_finite_weights_are_an_error_naming_the_line(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_text("a b\nc d e\n")
+    output = tmp_path / "o.hdf5"
+    output.write_bytes(b"previous")
+    bilm = load_bilm(elmo_options, elmo_weights)
+    with torch.no_grad():
+        bilm.character_encoder.projection.weight.mul_(1e38)  # finite, but overflows float32
+    assert all(torch.isfinite(p).all() for p in bilm.parameters())
+    with pytest.raises(ConfigurationError, match=r"in.txt, line 1: the biLM gave .*non-finite"):
+        embed_file(bilm, str(text), str(output))
+    assert output.read_bytes() == b"previous"
+
+
+def test_a_cr_only_file_is_one_sentence_a_line(tmp_path, elmo_options, elmo_weights):
+    text = tmp_path / "in.txt"
+    text.write_bytes(b"a b\rc\rd e f\r")
+    count = embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"))
+    assert count == 3
+
+
+def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(monkeypatch, tmp_path, elmo_options, elmo_weights):
+    import collections
+    import errno
+
+    from elmo_plugin.elmo import atomic_files
+
+    usage = collections.namedtuple("usage", "total used free")
+    text = tmp_path / "in.txt"
+    text.write_text("a b c\n" * 10)
+    output = tmp_path / "o.hdf5"
+    output.write_bytes(b"previous")
+    free = iter([10**9, 10**9, 2**20 + 100])  # the third batch finds the disk nearly full
+    monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, next(free)))
+    with pytest.raises(OSError, match=f"no space left on the disk holding {tmp_path} .*o.hdf5") as caught:
+        embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(output), batch_size=4)
+    assert caught.value.errno == errno.ENOSPC
+    assert output.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.hdf5"]
+
+
+def test_an_empty_input_warns_that_nothing_was_embedded(tmp_path, elmo_options, caplog):
+    count = embed_file(load_bilm(elmo_options, None), _pipe_with(b""), str(tmp_path / "o.hdf5"))
+    assert count == 0
+    assert "no lines: the output holds no sentences" in caplog.text
+
+
+def test_the_output_may_not_be_a_file_of_an_archive_directory(monkeypatch, tmp_path):
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    for name in ("config.json", "best.th", "vocabulary/tokens.txt"):
+        (run / name).write_text("read by the loader")
+    (tmp_path / "in.txt").write_text("a b\n")
+    for name in ("best.th", "vocabulary/tokens.txt"):
+        with pytest.raises(ConfigurationError, match="is the --archive file"):
+            run_command(monkeypatch, str(tmp_path / "in.txt"), str(run / name), "--archive", str(run))
+        assert (run / name).read_text() == "read by the loader"

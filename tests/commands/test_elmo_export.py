@@ -186,3 +186,40 @@ def test_elmo_perplexity_reads_the_shipped_bilm_from_any_directory(tmp_path, mon
     # Wikipedia-trained, so image captions are far from its text, but far better than chance
     # over its vocabulary of tens of thousands of words.
     assert 1 < measured["perplexity"] < 2000
+
+
+def test_export_refuses_to_write_over_its_own_archive(tmp_path):
+    from elmo_plugin.lm.export import export_bilm
+
+    archive = tmp_path / "weights.hdf5"  # an archive given a name the export writes
+    archive.write_bytes(b"refused before it is read")
+    with pytest.raises(ConfigurationError, match=r"weights\.hdf5 is the archive"):
+        export_bilm(str(archive), str(tmp_path))
+    assert archive.read_bytes() == b"refused before it is read"
+
+
+def test_an_output_directory_that_is_a_file_is_a_clear_error(tmp_path):
+    from elmo_plugin.elmo import ElmoBiLm, save_bilm
+
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(ConfigurationError, match=r"file is not a directory"):
+        save_bilm(ElmoBiLm.from_options(TINY_BILM), str(tmp_path / "file"))
+    assert (tmp_path / "file").read_text() == "mine"
+
+
+def test_perplexity_output_may_not_be_its_text_file_or_an_export_file(tmp_path):
+    import shutil
+
+    text = tmp_path / "text.txt"
+    shutil.copy(SENTENCES, text)
+    before = text.read_bytes()
+    with pytest.raises(ConfigurationError, match="is the text file"):
+        run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", str(text),
+                     "--output-file", str(text))
+    assert text.read_bytes() == before
+
+
+def test_perplexity_batch_size_zero_is_a_clear_error():
+    with pytest.raises(ConfigurationError, match="--batch-size must be a positive integer, got 0"):
+        run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", SENTENCES,
+                     "--batch-size", "0")

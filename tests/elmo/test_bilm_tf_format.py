@@ -124,7 +124,8 @@ def _weights_with(elmo_weights, path, name, value):
     with h5py.File(elmo_weights, "r") as source, h5py.File(path, "w") as target:
         for key in source:
             source.copy(key, target)
-        del target[name]
+        if name in target:
+            del target[name]
         target[name] = value
     return str(path)
 
@@ -149,7 +150,7 @@ def test_weights_dataset_of_strings_names_the_tensor_and_type(elmo_options, elmo
 @pytest.mark.parametrize("change,match", [
     (lambda o: o["lstm"].update(projection_dim="16"), r"'lstm'.'projection_dim'.*expected a positive integer, got '16'"),
     (lambda o: o["lstm"].update(n_layers=-1), r"'lstm'.'n_layers'.*expected a positive integer"),
-    (lambda o: o["lstm"].update(cell_clip="3"), r"'lstm'.'cell_clip'.*expected a number"),
+    (lambda o: o["lstm"].update(cell_clip="3"), r"'lstm'.'cell_clip'.*expected a positive number"),
     (lambda o: o["char_cnn"].update(filters=[[1, 4], [2]]), r"'char_cnn'.'filters'.*expected a list of \[width, count\]"),
     (lambda o: o["char_cnn"].update(filters="[[1, 4]]"), r"'char_cnn'.'filters'.*expected a list of \[width, count\]"),
     (lambda o: o["char_cnn"].update(embedding=4), r"'char_cnn'.'embedding'.*expected .*\"dim\""),
@@ -170,3 +171,63 @@ def test_options_that_are_a_json_array(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ConfigurationError, match=r"options.json: expected a JSON object.*got a list"):
         read_options(str(path))
+
+
+@pytest.mark.parametrize("key,value", [("cell_clip", float("nan")), ("cell_clip", float("inf")), ("proj_clip", -3),
+                                       ("proj_clip", 0), ("cell_clip", True)])
+def test_clip_values_must_be_positive_finite_numbers_or_null(elmo_options, tmp_path, key, value):
+    options = json.load(open(elmo_options))
+    options["lstm"][key] = value
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))  # NaN and Infinity as Python's json writes them
+    with pytest.raises(ConfigurationError, match=f"options.json: 'lstm'.'{key}' expected a positive number or null"):
+        load_bilm(str(path), None)
+
+
+def test_a_filter_wider_than_a_token_is_refused(elmo_options, tmp_path):
+    options = json.load(open(elmo_options))
+    options["char_cnn"]["filters"].append([51, 4])
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError, match=r"'char_cnn'.'filters'.*width 51.*50 characters"):
+        load_bilm(str(path), None)
+
+
+@pytest.mark.parametrize("section,key,value,extra", [
+    ("lstm", "n_layers", 1, "RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/W_0"),
+    ("char_cnn", "n_highway", 1, "CNN_high_1/W_carry"),
+    ("char_cnn", "n_highway", 0, "CNN_high_0/W_carry"),
+])
+def test_weights_the_options_do_not_describe_are_refused(elmo_options, elmo_weights, tmp_path, section, key, value, extra):
+    options = json.load(open(elmo_options))
+    options[section][key] = value
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError, match=f"lm_weights.hdf5: .*the options do not describe.*'{extra}'"):
+        load_bilm(str(path), elmo_weights)
+
+
+def test_an_extra_layer_in_the_weights_is_refused(elmo_options, elmo_weights, tmp_path):
+    path = _weights_with(elmo_weights, tmp_path / "w.hdf5", "RNN_0/RNN/MultiRNNCell/Cell2/LSTMCell/W_0",
+                         numpy.zeros((32, 256), numpy.float32))
+    with pytest.raises(ConfigurationError, match=r"w.hdf5: .*Cell2/LSTMCell/W_0"):
+        load_bilm(elmo_options, path)
+
+
+def test_an_unknown_option_in_a_section_is_warned_about(elmo_options, tmp_path, caplog):
+    options = json.load(open(elmo_options))
+    options["lstm"]["cell_clp"] = 3  # a typo: without a warning, no cell clipping
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    load_bilm(str(path), None)
+    assert "options.json: 'lstm' has 'cell_clp', which is not a bilm-tf option" in caplog.text
+
+
+def test_a_huge_bad_option_is_quoted_bounded(elmo_options, tmp_path):
+    options = json.load(open(elmo_options))
+    options["char_cnn"]["filters"] = [[1, "x"]] * 100_000
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(ConfigurationError, match="'char_cnn'.'filters'") as caught:
+        load_bilm(str(path), None)
+    assert len(str(caught.value)) < 1000

@@ -135,3 +135,59 @@ def test_a_huge_input_is_split_cut_or_skipped_with_a_warning_naming_where(tmp_pa
 def test_a_maximum_length_below_one_is_a_configuration_error(name, parameter):
     with pytest.raises(ConfigurationError, match=f"{parameter} must be at least 1 or None, got 0"):
         READERS[name][0](**{parameter: 0})
+
+
+@pytest.mark.parametrize("name", LINE_READERS)
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"])
+def test_cr_and_crlf_line_endings_read_as_lf(tmp_path, name, ending):
+    path = tmp_path / "endings.data"
+    path.write_bytes(fixture_bytes(name).replace(b"\n", ending))
+    assert [str(i) for i in read(name, path)] == [str(i) for i in read(name, f"{FIXTURES}/{READERS[name][1]}")]
+
+
+@pytest.mark.parametrize("name", LINE_READERS)
+def test_a_line_without_end_is_read_with_a_bound(tmp_path, name, monkeypatch):
+    from elmo_plugin import text_files
+
+    monkeypatch.setattr(text_files, "MAX_LINE_BYTES", 10_000)
+    path = tmp_path / "minified.json"
+    path.write_bytes(fixture_bytes(name) + b"x" * 50_000)
+    with pytest.raises(ConfigurationError, match=r"minified.json, line \d+: longer than 10000 bytes") as caught:
+        read(name, path)
+    assert len(str(caught.value)) < 1000
+
+
+def test_ner_quotes_at_most_200_characters_of_a_bad_line(tmp_path):
+    path = tmp_path / "minified.json"
+    path.write_text(json.dumps({"data": [{"k": f"value number {i}"} for i in range(20_000)]}) + "\n")
+    with pytest.raises(ConfigurationError, match=r"minified.json, line 1: expected 4") as caught:
+        read("ner", path)
+    assert len(str(caught.value)) < 500
+
+
+def test_a_lone_surrogate_in_snli_names_file_line_and_field(tmp_path):
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text('{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
+                    '{"gold_label": "neutral", "sentence1": "a \\ud800 b", "sentence2": "c d"}\n')
+    with pytest.raises(ConfigurationError, match=r"surrogate.jsonl, line 2: .*sentence1.* lone surrogate \\ud800"):
+        read("snli", path)
+
+
+def test_a_lone_surrogate_in_squad_names_file_and_record(tmp_path):
+    data = json.loads(fixture_bytes("squad"))
+    data["data"][0]["paragraphs"][0]["qas"][0]["question"] = "what \ud800 ?"
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(data))  # json escapes it as \ud800
+    with pytest.raises(ValueError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"):
+        read("squad", path)
+
+
+def test_squad_errors_quote_a_huge_title_bounded(tmp_path):
+    data = json.loads(fixture_bytes("squad"))
+    data["data"][0]["title"] = "T" * 1_000_000
+    data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = "0"
+    path = tmp_path / "huge_title.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"huge_title.json: article 0 .*answer_start") as caught:
+        read("squad", path)
+    assert len(str(caught.value)) < 1000

@@ -67,3 +67,24 @@ def test_files_are_replaced_whole_and_get_the_usual_mode(tmp_path):
     ]
     assert all(os.stat(tmp_path / name).st_mode & 0o777 == 0o644 for name in os.listdir(tmp_path))
     assert checkpointer.load_checkpoint().trainer_state["value"] == 6.0
+
+
+def test_a_full_disk_names_the_checkpoint_and_its_directory(tmp_path, monkeypatch):
+    import collections
+    import errno
+
+    from elmo_plugin.elmo import atomic_files
+
+    def torch_on_a_full_disk(value, destination, *args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:595] . PytorchStreamWriter failed writing file "
+                           "data/0: file write failed")
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 4096))
+    checkpointer = AtomicCheckpointer(tmp_path)
+    with mock.patch("torch.save", torch_on_a_full_disk), pytest.raises(OSError) as caught:
+        checkpointer.save_checkpoint(_Trainer(1, 0, 1.0))
+    assert caught.value.errno == errno.ENOSPC
+    message = str(caught.value)
+    assert "no space left on the disk holding " + str(tmp_path) in message and "training_state_e1_b0.th" in message
+    assert os.listdir(tmp_path) == []

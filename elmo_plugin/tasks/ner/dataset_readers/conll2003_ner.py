@@ -9,7 +9,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
-from elmo_plugin.text_files import text_lines
+from elmo_plugin.text_files import quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -152,7 +152,7 @@ class Conll2003NerReader(DatasetReader):
         if len(columns) != _NUM_COLUMNS:
             raise ConfigurationError(
                 f"{file_path}, line {line_number}: expected {_NUM_COLUMNS} space-separated "
-                f"columns 'token POS chunk NER', found {len(columns)}: {' '.join(columns)!r}"
+                f"columns 'token POS chunk NER', found {len(columns)}: {quoted(' '.join(columns))}"
             )
         problem = self._tag_problem(columns[3])
         if problem:
@@ -164,10 +164,10 @@ class Conll2003NerReader(DatasetReader):
             return None
         prefix, _, entity_type = tag.partition("-")
         if prefix not in ("I", "B") or not entity_type:
-            return f"NER tag {tag!r} is not IOB1 (expected 'O', 'I-TYPE' or 'B-TYPE')"
+            return f"NER tag {quoted(tag)} is not IOB1 (expected 'O', 'I-TYPE' or 'B-TYPE')"
         if self._entity_types is not None and entity_type not in self._entity_types:
             return (
-                f"NER tag {tag!r} has an unknown entity type {entity_type!r} "
+                f"NER tag {quoted(tag)} has an unknown entity type {quoted(entity_type)} "
                 f"(expected one of {sorted(self._entity_types)})"
             )
         return None

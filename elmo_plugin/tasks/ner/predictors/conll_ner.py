@@ -8,6 +8,9 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
+from elmo_plugin.tasks.predictor_inputs import json_object_line
+from elmo_plugin.text_files import quoted
+
 _OUTPUT_KEYS = ("tokens", "tags", "spans")
 
 
@@ -42,6 +45,10 @@ class ConllNerPredictor(Predictor):
         super().__init__(model, dataset_reader)
         self._tokenizer = spacy.blank("en").tokenizer
 
+    @overrides
+    def load_line(self, line: str) -> JsonDict:
+        return json_object_line(line)
+
     def predict(self, sentence: str) -> JsonDict:
         return self.predict_json({"sentence": sentence})
 
@@ -53,8 +60,14 @@ class ConllNerPredictor(Predictor):
         if "tokens" in json_dict:
             tokens = json_dict["tokens"]
             if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-                raise ConfigurationError(f"'tokens' must be a list of strings, got {tokens!r}")
+                raise ConfigurationError(
+                    f"'tokens' must be a list of strings, got {quoted(tokens)}"
+                )
         elif "sentence" in json_dict:
+            if not isinstance(json_dict["sentence"], str):
+                raise ConfigurationError(
+                    f"'sentence' must be a string, got {quoted(json_dict['sentence'])}"
+                )
             tokens = [token.text for token in self._tokenizer(json_dict["sentence"])]
             tokens = [token for token in tokens if token.strip()]
         else:
@@ -62,7 +75,7 @@ class ConllNerPredictor(Predictor):
                 f"expected a 'sentence' string or a 'tokens' list, got keys {sorted(json_dict)}"
             )
         if not tokens:
-            raise ConfigurationError(f"no tokens to tag in {json_dict!r}")
+            raise ConfigurationError(f"no tokens to tag in {quoted(json_dict)}")
         return tokens
 
     @overrides

@@ -9,7 +9,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
 from overrides import overrides
 
-from elmo_plugin.text_files import text_lines
+from elmo_plugin.text_files import lone_surrogate, quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -107,8 +107,8 @@ class SnliJsonlReader(DatasetReader):
                 continue
             if self._labels is not None and label not in self._labels:
                 raise ConfigurationError(
-                    f"{file_path}, line {line_number}: gold_label {label!r} is not a label of "
-                    f"the task; expected one of {sorted(self._labels)} (or '-' for none)"
+                    f"{file_path}, line {line_number}: gold_label {quoted(label)} is not a label "
+                    f"of the task; expected one of {sorted(self._labels)} (or '-' for none)"
                 )
             yield line_number, record
 
@@ -165,4 +165,7 @@ def _string_field(record: Dict[str, Any], key: str, where: str) -> str:
         raise ConfigurationError(
             f'{where}: field "{key}" should be a string, got {type(value).__name__}'
         )
+    problem = lone_surrogate(value)
+    if problem is not None:
+        raise ConfigurationError(f'{where}: field "{key}" {problem}')
     return value

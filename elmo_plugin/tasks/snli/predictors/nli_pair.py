@@ -7,6 +7,8 @@ from allennlp.data.fields import LabelField
 from allennlp.predictors import Predictor
 from overrides import overrides
 
+from elmo_plugin.tasks.predictor_inputs import json_object_line
+
 # Accepted input keys for each sentence, first match wins.
 PREMISE_KEYS = ("premise", "sentence1")
 HYPOTHESIS_KEYS = ("hypothesis", "sentence2")
@@ -32,6 +34,10 @@ class NliPairPredictor(Predictor):
     dataset_reader : `DatasetReader`
         A reader with `text_to_instance(premise, hypothesis)` (e.g. `snli_jsonl`).
     """
+
+    @overrides
+    def load_line(self, line: str) -> JsonDict:
+        return json_object_line(line)
 
     def predict(self, premise: str, hypothesis: str) -> JsonDict:
         return self.predict_json({"premise": premise, "hypothesis": hypothesis})

@@ -10,6 +10,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer
 from overrides import overrides
 
+from elmo_plugin.text_files import lone_surrogate, quoted
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -196,11 +197,11 @@ class SquadV1Reader(DatasetReader):
             )
         question_tokens = self._tokenizer.tokenize(question)
         if not question_tokens:
-            raise ValueError(f"question {question_id!r}: the question has no tokens")
+            raise ValueError(f"question {quoted(question_id)}: the question has no tokens")
         question_tokens = truncate_long(
             question_tokens,
             self._question_length_limit,
-            where or f"question {question_id!r}",
+            where or f"question {quoted(question_id)}",
             "question",
         )
         passage_field = TextField(passage_tokens, self._token_indexers)
@@ -286,7 +287,7 @@ def iterate_questions(articles: List[Any], file_path: str) -> Iterable[Dict[str,
         where = f"{file_path}: article {article_index}"
         article = _expect(article, dict, where, "an article object")
         title = article.get("title", f"#{article_index}")
-        where = f"{file_path}: article {article_index} ({title!r})"
+        where = f"{file_path}: article {article_index} ({quoted(title)})"
         paragraphs = _expect(article.get("paragraphs"), list, where, 'a "paragraphs" list')
         for paragraph_index, paragraph in enumerate(paragraphs):
             paragraph_where = f"{where}, paragraph {paragraph_index}"
@@ -303,7 +304,7 @@ def _checked_question(
     where = f"{paragraph_where}, question {question_index}"
     qa = _expect(qa, dict, where, "a question object")
     question_id = _expect(qa.get("id"), str, where, 'an "id" string')
-    where = f"{paragraph_where}, question {question_id!r}"
+    where = f"{paragraph_where}, question {quoted(question_id)}"
     question = _expect(qa.get("question"), str, where, 'a "question" string')
     if qa.get("is_impossible"):
         raise ValueError(f"{where}: unanswerable (SQuAD 2.0) questions are not supported")
@@ -327,19 +328,22 @@ def _check_answer(answer: Any, context: str, where: str) -> None:
     text = _expect(answer.get("text"), str, where, 'an answer "text" string')
     start = answer.get("answer_start")
     if not isinstance(start, int) or isinstance(start, bool):
-        raise ValueError(f'{where}: expected an integer "answer_start", got {start!r}')
+        raise ValueError(f'{where}: expected an integer "answer_start", got {quoted(start)}')
     if not text.strip():
         raise ValueError(f"{where}: empty answer text")
     if start < 0 or start + len(text) > len(context):
         raise ValueError(
-            f"{where}: answer {text!r} at characters [{start}, {start + len(text)}) lies outside "
-            f"the context of {len(context)} characters"
+            f"{where}: answer {quoted(text)} at characters [{start}, {start + len(text)}) lies "
+            f"outside the context of {len(context)} characters"
         )
     if context[start : start + len(text)] != text:
-        logger.warning("%s: answer %r does not match the context at %d", where, text, start)
+        logger.warning("%s: answer %s does not match the context at %d", where, quoted(text), start)
 
 
 def _expect(value: Any, expected_type: type, where: str, what: str) -> Any:
     if not isinstance(value, expected_type):
         raise ValueError(f"{where}: expected {what}, got {type(value).__name__}")
+    problem = lone_surrogate(value) if isinstance(value, str) else None
+    if problem is not None:
+        raise ValueError(f"{where}: {what} {problem}")
     return value

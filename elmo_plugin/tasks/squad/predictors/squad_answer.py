@@ -5,6 +5,7 @@ from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
+from elmo_plugin.tasks.predictor_inputs import json_object_line
 from elmo_plugin.tasks.squad.dataset_readers.squad_v1 import SquadV1Reader
 
 _OUTPUT_KEYS = ("best_span_str", "best_span", "best_span_chars", "question_id")
@@ -20,6 +21,10 @@ class SquadAnswerPredictor(Predictor):
 
     Registered as a `Predictor` with name "squad_answer".
     """
+
+    @overrides
+    def load_line(self, line: str) -> JsonDict:
+        return json_object_line(line)
 
     def predict(self, question: str, passage: str) -> JsonDict:
         return self.predict_json({"question": question, "passage": passage})

@@ -8,7 +8,7 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from overrides import overrides
 
-from elmo_plugin.text_files import text_lines
+from elmo_plugin.text_files import quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -182,7 +182,7 @@ def _brackets_to_bio(cells: List[Tuple[int, str]], file_path: str) -> List[str]:
         if match is None:
             raise ConfigurationError(
                 f"{file_path}, line {line_number}: expected an argument cell like '(A0*', "
-                f"'*', '*)' or '(V*)', found {cell!r}"
+                f"'*', '*)' or '(V*)', found {quoted(cell)}"
             )
         if match.group("open"):
             if open_label is not None:

@@ -7,6 +7,8 @@ from typing import Iterable, Iterator, List, Optional
 
 from allennlp.common.checks import ConfigurationError
 
+from elmo_plugin.text_files import quoted
+
 NUM_CONLLU_COLUMNS = 10
 PREDICATE_COLUMN = 10  # 0-based: the 11th column
 NO_LABEL = "_"
@@ -120,7 +122,7 @@ def _check_token_ids(tokens: List[_TokenLine], file_name: str) -> None:
             raise _error(
                 file_name,
                 token.line_number,
-                f"expected token ID {expected}, found {token.columns[0]!r}",
+                f"expected token ID {expected}, found {quoted(token.columns[0])}",
             )
 
 
@@ -153,6 +155,6 @@ def _head(token: _TokenLine, num_tokens: int, file_name: str) -> int:
         raise _error(
             file_name,
             token.line_number,
-            f"HEAD (column 7) must be a token ID between 0 and {num_tokens}, found {head!r}",
+            f"HEAD (column 7) must be a token ID between 0 and {num_tokens}, found {quoted(head)}",
         )
     return int(head) - 1

@@ -6,6 +6,8 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
+from elmo_plugin.tasks.predictor_inputs import json_object_line
+from elmo_plugin.text_files import quoted
 from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
 
 
@@ -40,6 +42,10 @@ class DeepSrlPredictor(Predictor):
         self._spacy = None
 
     @overrides
+    def load_line(self, line: str) -> JsonDict:
+        return json_object_line(line)
+
+    @overrides
     def predict_json(self, inputs: JsonDict) -> JsonDict:
         words = self._words(inputs)
         predicate_indices = _predicate_indices(inputs, words)
@@ -68,8 +74,13 @@ class DeepSrlPredictor(Predictor):
 
     def _words(self, inputs: JsonDict) -> List[str]:
         if "tokens" in inputs:
-            return list(inputs["tokens"])
+            tokens = inputs["tokens"]
+            if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+                raise ValueError(f"'tokens' must be a list of strings, got {quoted(tokens)}")
+            return tokens
         if "sentence" in inputs:
+            if not isinstance(inputs["sentence"], str):
+                raise ValueError(f"'sentence' must be a string, got {quoted(inputs['sentence'])}")
             return [token.text for token in self._tokenizer()(inputs["sentence"])]
         raise ValueError(
             f"expected a 'sentence' or 'tokens' key in the input, found {sorted(inputs)}"
@@ -85,20 +96,33 @@ class DeepSrlPredictor(Predictor):
 
 def _predicate_indices(inputs: JsonDict, words: List[str]) -> List[int]:
     if "predicate_indices" in inputs:
-        indices = [int(i) for i in inputs["predicate_indices"]]
+        indices = inputs["predicate_indices"]
+        if not isinstance(indices, list) or not all(_is_int(i) for i in indices):
+            raise ValueError(
+                "'predicate_indices' must be a list of 0-based word indices (integers), "
+                f"got {quoted(indices)}"
+            )
         for i in indices:
             if not 0 <= i < len(words):
                 raise ValueError(
-                    f"predicate index {i} is outside the sentence of {len(words)} words {words}"
+                    f"predicate index {i} is outside the sentence of {len(words)} words "
+                    f"{quoted(words)}"
                 )
         return indices
     if "verbs" in inputs:
-        verbs = set(inputs["verbs"])
-        return [i for i, word in enumerate(words) if word in verbs]
+        verbs = inputs["verbs"]
+        if not isinstance(verbs, list) or not all(isinstance(v, str) for v in verbs):
+            raise ValueError(f"'verbs' must be a list of words, got {quoted(verbs)}")
+        wanted = set(verbs)
+        return [i for i, word in enumerate(words) if word in wanted]
     raise ValueError(
         "the input names no predicates: give 'predicate_indices' (0-based word indices) or "
         "'verbs' (words)"
     )
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def bracketed_description(words: List[str], tags: List[str]) -> str:

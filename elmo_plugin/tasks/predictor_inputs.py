@@ -1,0 +1,61 @@
+"""
+What `allennlp predict` gives each of our predictors: one JSON object a line (`load_line`).
+A line that is not JSON, not an object (`null`, a number, an array, a string), or holds a
+string that is not valid Unicode (a lone surrogate such as `"\\ud800"`, which JSON allows and
+spaCy and the tokenizers cannot encode) is a `ValueError` quoting the line, at most 200
+characters of it.
+"""
+
+import json
+from typing import Any
+
+from allennlp.common.util import JsonDict
+
+from elmo_plugin.text_files import lone_surrogate, quoted
+
+
+def json_object_line(line: str) -> JsonDict:
+    """The JSON object on `line`, checked as above."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"input line {_quoted(line)}: not JSON ({error.msg} at column {error.colno}); "
+            "expected one JSON object a line"
+        ) from error
+    if not isinstance(value, dict):
+        raise ValueError(
+            f'input line {_quoted(line)}: expected a JSON object such as {{"sentence": ...}}, '
+            f"got {_kind(value)}"
+        )
+    check_unicode(value, f"input line {_quoted(line)}")
+    return value
+
+
+def check_unicode(value: Any, where: str, path: str = "") -> None:
+    """A `ValueError` naming `where` and the key path of the first string in `value` (a JSON
+    value) that holds a lone surrogate."""
+    if isinstance(value, str):
+        problem = lone_surrogate(value)
+        if problem is not None:
+            raise ValueError(f"{where}: {path or 'the text'} {problem}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_unicode(item, where, f"{path}[{key!r}]" if path else repr(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_unicode(item, where, f"{path}[{index}]")
+
+
+def _quoted(line: str) -> str:
+    return quoted(line.rstrip("\r\n"))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "an array" if isinstance(value, list) else "a string"
