@@ -18,7 +18,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.nn.util import remove_sentence_boundaries
 
-from elmo_plugin.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.atomic_files import replaced_when_complete
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
 from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
