@@ -180,7 +180,10 @@ def _file_sentences(
                         max_line_bytes,
                     )
                     continue
-                tokens = _decode(line, path, line_number).split()
+                text = _decode(line, path, line_number)
+                if line_number == 1 and text.startswith(_BOM):
+                    text = text[1:]  # not whitespace to split(): it would start the first word
+                tokens = text.split()
                 if not tokens:
                     statistics.blank_lines += 1
                     continue
@@ -201,6 +204,9 @@ def _count_pieces(statistics: CorpusStatistics, tokens: List[str], pieces: List[
         statistics.split_sentences += 1
     statistics.sentences += len(pieces)
     statistics.tokens += sum(len(piece) for piece in pieces)
+
+
+_BOM = "\ufeff"
 
 
 def _decode(line: bytes, path: str, line_number: int) -> str:

@@ -193,3 +193,11 @@ def test_bad_settings_are_errors():
         BilmCorpusReader(mode="documents")
     with pytest.raises(ConfigurationError, match="max_sentence_length"):
         BilmCorpusReader(max_sentence_length=0)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_word(tmp_path):
+    """Editors on Windows start UTF-8 files with a BOM, which str.split() keeps."""
+    corpus = tmp_path / "bom.txt"
+    corpus.write_bytes("\ufeffThe cat sat .\nThe dog ran .\n".encode("utf-8"))
+    instances = list(BilmCorpusReader().read(str(corpus)))
+    assert [_words(i, "tokens") for i in instances] == [["The", "cat", "sat", "."], ["The", "dog", "ran", "."]]
