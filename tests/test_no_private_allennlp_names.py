@@ -34,7 +34,8 @@ def private_uses(source: str) -> List[str]:
     """Imports of private AllenNLP names (`from allennlp.x import _y`, `allennlp._x`), and
     private attributes reached from a name an AllenNLP import bound (`Highway._layers`)."""
     tree = ast.parse(source)
-    found, bound = [], set()  # type: List[str], Set[str]
+    found: List[str] = []
+    bound: Set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and _is_allennlp(node.module or ""):
             parts = (node.module or "").split(".")
