@@ -170,10 +170,15 @@ def load_bilm(
     stateful: bool = False,
     char_cnn_cache_size: int = 50000,
     dropout: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
 ) -> ElmoBiLm:
     """An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file` (random
-    weights when `weight_file` is None); `dropout` as `ElmoBiLm.from_options`."""
-    bilm = ElmoBiLm.from_options(read_options(options_file), stateful, char_cnn_cache_size, dropout)
+    weights when `weight_file` is None); `dropout` and `compute_dtype` as
+    `ElmoBiLm.from_options`."""
+    options = read_options(options_file)
+    bilm = ElmoBiLm.from_options(
+        options, stateful, char_cnn_cache_size, dropout, compute_dtype=compute_dtype
+    )
     if weight_file is not None:
         read_weights(bilm, weight_file)
     return bilm

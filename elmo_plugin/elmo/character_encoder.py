@@ -92,9 +92,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
     cache_size : `int`, optional (default = `50000`)
         Number of token types whose encodings are memoised while the encoder is frozen;
         0 disables the cache.
-
-    `set_compute_dtype` chooses the dtype of the convolutions and linear layers (float32 by
-    default, exact); see `elmo_plugin.elmo.compute_dtype`.
+    compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
+        The dtype of the convolutions and the linear layers (float32 is exact); see
+        `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -107,6 +107,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         max_characters_per_token: int = 50,
         activation: str = "relu",
         cache_size: int = 50000,
+        compute_dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
         if activation not in ACTIVATIONS:
@@ -152,13 +153,8 @@ class ElmoCharacterEncoder(torch.nn.Module):
             persistent=False,
         )
         self._type_cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
-        self.compute_dtype = torch.float32
+        self.compute_dtype = compute_dtype
         self._reduced = ReducedCopies()
-
-    def set_compute_dtype(self, dtype: torch.dtype) -> None:
-        # Encodings remembered in one precision are not those of the other.
-        self.clear_cache()
-        self.compute_dtype = dtype
 
     def get_output_dim(self) -> int:
         return self.projection_dim
