@@ -80,3 +80,46 @@ def test_the_library_imports_no_private_allennlp_name():
         for path in _sources()
     }
     assert {path: found for path, found in uses.items() if found} == {}
+
+
+def _stored_private_attributes(tree: ast.AST) -> Set[str]:
+    """The private names a source assigns as attributes (`self._x = ...`)."""
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+        if _private(node.attr)
+    }
+
+
+def _defined_names(tree: ast.AST) -> Set[str]:
+    names = _stored_private_attributes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def test_the_core_reaches_no_private_attribute_of_allennlps_objects():
+    """Attributes are untyped here, so by name: in `elmo_plugin/elmo/`, no private attribute
+    that AllenNLP's own classes store (`Highway._layers`, `TimeDistributed._module`) and the
+    core does not define itself."""
+    import allennlp
+
+    theirs: Set[str] = set()
+    for directory, _, names in os.walk(os.path.dirname(allennlp.__file__)):
+        for name in (n for n in names if n.endswith(".py")):
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                theirs |= _stored_private_attributes(ast.parse(handle.read()))
+    core = [path for path in _sources() if os.sep + "elmo" + os.sep in path]
+    trees = {path: ast.parse(open(path, encoding="utf-8").read()) for path in core}
+    ours = set().union(*map(_defined_names, trees.values()))
+    reached = [
+        f"{os.path.relpath(path, PROJECT_ROOT)}:{node.lineno}: {ast.unparse(node)}"
+        for path, tree in trees.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in theirs - ours
+    ]
+    assert reached == []
