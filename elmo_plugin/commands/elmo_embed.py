@@ -30,7 +30,7 @@ from elmo_plugin.elmo.atomic_files import (
     require_space,
 )
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
-from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
 from elmo_plugin.text_files import text_lines
 
@@ -105,7 +105,7 @@ def _embed_from_args(args: argparse.Namespace) -> None:
         if args.archive
         else load_bilm(args.options_file, args.weight_file)
     )
-    bilm.set_compute_dtype(args.compute_dtype)
+    bilm.set_compute_dtype(parse_compute_dtype(args.compute_dtype))
     embed_file(
         bilm,
         args.input_file,

@@ -6,7 +6,7 @@ import torch
 
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
 from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
-from elmo_plugin.elmo.compute_dtype import compute_dtype_name, parse_compute_dtype
+from elmo_plugin.elmo.compute_dtype import compute_dtype_name
 from elmo_plugin.elmo.layer_weight_names import bilm_layer_names
 
 
@@ -27,6 +27,7 @@ class ElmoBiLm(torch.nn.Module):
 
     character_encoder : `ElmoCharacterEncoder`
     lstm : `ElmoBiLstm`
+        Built with the character encoder's `compute_dtype`.
     stateful : `bool`, optional (default = `False`)
     """
 
@@ -34,6 +35,11 @@ class ElmoBiLm(torch.nn.Module):
         self, character_encoder: ElmoCharacterEncoder, lstm: ElmoBiLstm, stateful: bool = False
     ) -> None:
         super().__init__()
+        if character_encoder.compute_dtype != lstm.compute_dtype:
+            raise ValueError(
+                f"the character encoder computes in {character_encoder.compute_dtype}, the LSTM "
+                f"in {lstm.compute_dtype}: a biLM has one compute dtype"
+            )
         self.character_encoder = character_encoder
         self.lstm = lstm
         self.stateful = stateful
@@ -49,16 +55,29 @@ class ElmoBiLm(torch.nn.Module):
         return 2 * self.lstm.hidden_size
 
     @property
-    def compute_dtype(self) -> str:
-        return compute_dtype_name(self.lstm.compute_dtype)
-
-    def set_compute_dtype(self, name: str) -> None:
-        """`"float32"` (exact, the default) or `"bfloat16"`: the dtype of the character
-        encoder's and the LSTM's products, the parameters and outputs staying float32 (see
+    def compute_dtype(self) -> torch.dtype:
+        """The dtype of the character encoder's and the LSTM's products, given at construction
+        (`from_options`); the parameters and outputs are float32 (see
         `elmo_plugin.elmo.compute_dtype`)."""
-        dtype = parse_compute_dtype(name)
-        self.character_encoder.set_compute_dtype(dtype)
-        self.lstm.set_compute_dtype(dtype)
+        return self.lstm.compute_dtype
+
+    def set_compute_dtype(self, dtype: torch.dtype) -> None:
+        """
+        Changes the compute dtype of a built biLM: of one loaded from a model archive
+        (`allennlp elmo-embed --compute-dtype`), and for the benchmarks that time one biLM in
+        both dtypes. The one setter: the encoder and the LSTM layers otherwise keep the dtype
+        they were built with.
+
+        # Parameters
+
+        dtype : `torch.dtype`
+            `torch.float32` (exact) or `torch.bfloat16` (see `elmo_plugin.elmo.compute_dtype`).
+        """
+        # Encodings remembered in one precision are not those of the other.
+        self.character_encoder.clear_cache()
+        self.character_encoder.compute_dtype = dtype
+        for layer in self.lstm.bilstm_layers:
+            layer.compute_dtype = dtype
 
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
@@ -153,9 +172,11 @@ class ElmoBiLm(torch.nn.Module):
         stateful: bool = False,
         char_cnn_cache_size: int = 50000,
         dropout: float = 0.0,
+        compute_dtype: torch.dtype = torch.float32,
     ) -> "ElmoBiLm":
         """A randomly initialised biLM of the size that bilm-tf `options` describe, with
-        `dropout` on each LSTM layer's input in training (bilm-tf's, for pretraining)."""
+        `dropout` on each LSTM layer's input in training (bilm-tf's, for pretraining), its
+        products in `compute_dtype` (see `elmo_plugin.elmo.compute_dtype`)."""
         cnn, lstm = options["char_cnn"], options["lstm"]
         encoder = ElmoCharacterEncoder(
             char_embedding_dim=cnn["embedding"]["dim"],
@@ -166,6 +187,7 @@ class ElmoBiLm(torch.nn.Module):
             max_characters_per_token=cnn.get("max_characters_per_token", 50),
             activation=cnn.get("activation", "relu"),
             cache_size=char_cnn_cache_size,
+            compute_dtype=compute_dtype,
         )
         bilstm = ElmoBiLstm(
             input_size=lstm["projection_dim"],
@@ -176,6 +198,7 @@ class ElmoBiLm(torch.nn.Module):
             proj_clip=lstm.get("proj_clip"),
             use_skip_connections=lstm.get("use_skip_connections", True),
             dropout=dropout,
+            compute_dtype=compute_dtype,
         )
         return cls(encoder, bilstm, stateful=stateful)
 
@@ -183,9 +206,9 @@ class ElmoBiLm(torch.nn.Module):
         """16 bytes that differ between biLMs of different options, weights or compute dtypes."""
         digest = hashlib.blake2b(digest_size=16)
         digest.update(json.dumps(self.options(), sort_keys=True).encode("utf-8"))
-        if self.compute_dtype != "float32":
+        if self.compute_dtype != torch.float32:
             # Other activations; float32 digests stay as they were, so do existing caches.
-            digest.update(self.compute_dtype.encode("utf-8"))
+            digest.update(compute_dtype_name(self.compute_dtype).encode("utf-8"))
         for name, tensor in self.state_dict().items():
             digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode("utf-8"))
             digest.update(_tensor_bytes(tensor))

@@ -77,9 +77,8 @@ class BiLstmLayer(torch.nn.Module):
         Size of the memory cell (bilm-tf's `dim`).
     cell_clip : `float`, optional
     proj_clip : `float`, optional
-
-    `compute_dtype` (float32 unless `ElmoBiLstm.set_compute_dtype` says otherwise) is the dtype
-    of the matrix products; see `elmo_plugin.elmo.compute_dtype`.
+    compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
+        The dtype of the matrix products; see `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -89,6 +88,7 @@ class BiLstmLayer(torch.nn.Module):
         cell_size: int,
         cell_clip: Optional[float] = None,
         proj_clip: Optional[float] = None,
+        compute_dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
         self.input_size = input_size
@@ -100,7 +100,7 @@ class BiLstmLayer(torch.nn.Module):
         self.state_weight = torch.nn.Parameter(torch.empty(2, hidden_size, 4 * cell_size))
         self.bias = torch.nn.Parameter(torch.zeros(2, 1, 4 * cell_size))
         self.projection_weight = torch.nn.Parameter(torch.empty(2, cell_size, hidden_size))
-        self.compute_dtype = torch.float32
+        self.compute_dtype = compute_dtype
         self._reduced = ReducedCopies()
         self._packed_state = PackedStateProduct()
         self.graphs = LayerGraphs()
@@ -274,6 +274,8 @@ class ElmoBiLstm(torch.nn.Module):
     dropout : `float`, optional (default = `0.0`)
         Dropout on each layer's input while training (bilm-tf's `DropoutWrapper`); the
         residual connection adds the dropped input, as bilm-tf does.
+    compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
+        The dtype of every layer's matrix products; see `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -286,6 +288,7 @@ class ElmoBiLstm(torch.nn.Module):
         proj_clip: Optional[float] = None,
         use_skip_connections: bool = True,
         dropout: float = 0.0,
+        compute_dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
         self.input_size = input_size
@@ -295,7 +298,12 @@ class ElmoBiLstm(torch.nn.Module):
         self.use_skip_connections = use_skip_connections
         self.layers = torch.nn.ModuleList(
             BiLstmLayer(
-                input_size if i == 0 else hidden_size, hidden_size, cell_size, cell_clip, proj_clip
+                input_size if i == 0 else hidden_size,
+                hidden_size,
+                cell_size,
+                cell_clip,
+                proj_clip,
+                compute_dtype,
             )
             for i in range(num_layers)
         )
@@ -306,14 +314,14 @@ class ElmoBiLstm(torch.nn.Module):
         self.cuda_graphs = False
 
     @property
-    def compute_dtype(self) -> torch.dtype:
+    def bilstm_layers(self) -> List[BiLstmLayer]:
         # A `ModuleList` yields plain `Module`s to the checker; these are `BiLstmLayer`s.
-        return cast(BiLstmLayer, self.layers[0]).compute_dtype
+        return cast(List[BiLstmLayer], list(self.layers))
 
-    def set_compute_dtype(self, dtype: torch.dtype) -> None:
-        """The dtype of every layer's matrix products (see `elmo_plugin.elmo.compute_dtype`)."""
-        for layer in self.layers:
-            cast(BiLstmLayer, layer).compute_dtype = dtype
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        """The layers' (one for all of them, given at construction)."""
+        return self.bilstm_layers[0].compute_dtype
 
     def zero_state(self, batch_size: int, like: torch.Tensor) -> LstmState:
         return LstmState(

@@ -17,7 +17,7 @@ from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.character_encoder import _ACTIVATIONS, weight_and_bias
+from elmo_plugin.elmo.character_encoder import ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.package_files import SCHEME, local_file
 from elmo_plugin.elmo.published_models import PREFIX, check_published_options
 
@@ -70,7 +70,7 @@ def _filters(value: Any) -> Optional[str]:
 
 
 def _activation(value: Any) -> Optional[str]:
-    return None if value in _ACTIVATIONS else f"one of {sorted(_ACTIVATIONS)}"
+    return None if value in ACTIVATIONS else f"one of {sorted(ACTIVATIONS)}"
 
 
 # What each option must be, as a check giving what was expected when it is not.
@@ -170,10 +170,15 @@ def load_bilm(
     stateful: bool = False,
     char_cnn_cache_size: int = 50000,
     dropout: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
 ) -> ElmoBiLm:
     """An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file` (random
-    weights when `weight_file` is None); `dropout` as `ElmoBiLm.from_options`."""
-    bilm = ElmoBiLm.from_options(read_options(options_file), stateful, char_cnn_cache_size, dropout)
+    weights when `weight_file` is None); `dropout` and `compute_dtype` as
+    `ElmoBiLm.from_options`."""
+    options = read_options(options_file)
+    bilm = ElmoBiLm.from_options(
+        options, stateful, char_cnn_cache_size, dropout, compute_dtype=compute_dtype
+    )
     if weight_file is not None:
         read_weights(bilm, weight_file)
     return bilm
@@ -188,9 +193,9 @@ def _tensor_pairs(bilm: ElmoBiLm) -> Iterator[Tuple[str, torch.Tensor, str]]:
         yield f"CNN/W_cnn_{i}", weight, "conv"
         yield f"CNN/b_cnn_{i}", bias, ""
     num_filters = encoder.projection.in_features
-    for k, layer in enumerate(encoder.highways._layers):
+    for k, layer in enumerate(encoder.highways.layers):
         weight, bias = weight_and_bias(layer)
-        # AllenNLP's Highway computes g * x + (1 - g) * f(x); TensorFlow's carry gate is 1 - g.
+        # Our Highway computes g * x + (1 - g) * f(x); TensorFlow's carry gate is 1 - g.
         yield f"CNN_high_{k}/W_transform", weight[:num_filters], "T"
         yield f"CNN_high_{k}/W_carry", weight[num_filters:], "negT"
         yield f"CNN_high_{k}/b_transform", bias[:num_filters], ""

@@ -4,12 +4,12 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
-from allennlp.modules.highway import Highway
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
+from elmo_plugin.elmo.highway import Highway, biased_linear
 
-_ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.nn.functional.relu,
     "tanh": torch.tanh,
 }
@@ -40,6 +40,16 @@ def max_pooled_convolution(
     kernels = weight.unsqueeze(2).contiguous(memory_format=torch.channels_last)
     features = torch.nn.functional.conv2d(images, kernels, bias)
     return torch.nn.functional.adaptive_max_pool2d(features, 1).flatten(1)
+
+
+def _biased_pooling(
+    embedded: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, exact: bool
+) -> torch.Tensor:
+    """`max_pooled_convolution` plus the bias: inside the convolution in float32 (exact), else
+    added in float32 after the pooling, which a constant per filter commutes with."""
+    if exact:
+        return max_pooled_convolution(embedded, weight, bias)
+    return plus_float32(max_pooled_convolution(embedded, weight), bias)
 
 
 # The indexer shifts every character id by one so that 0 can be padding.
@@ -82,9 +92,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
     cache_size : `int`, optional (default = `50000`)
         Number of token types whose encodings are memoised while the encoder is frozen;
         0 disables the cache.
-
-    `set_compute_dtype` chooses the dtype of the convolutions and linear layers (float32 by
-    default, exact); see `elmo_plugin.elmo.compute_dtype`.
+    compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
+        The dtype of the convolutions and the linear layers (float32 is exact); see
+        `elmo_plugin.elmo.compute_dtype`.
     """
 
     def __init__(
@@ -97,11 +107,12 @@ class ElmoCharacterEncoder(torch.nn.Module):
         max_characters_per_token: int = 50,
         activation: str = "relu",
         cache_size: int = 50000,
+        compute_dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
-        if activation not in _ACTIVATIONS:
+        if activation not in ACTIVATIONS:
             raise ConfigurationError(
-                f"char_cnn activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}"
+                f"char_cnn activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}"
             )
         if max_characters_per_token != ELMoCharacterMapper.max_word_length:
             raise ConfigurationError(
@@ -116,7 +127,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         self.max_characters_per_token = max_characters_per_token
         self.activation = activation
         self.cache_size = cache_size
-        self._activation = _ACTIVATIONS[activation]
+        self._activation = ACTIVATIONS[activation]
         self._widest_filter = max(width for width, _ in self.filters)
 
         # Row 0 is the padding character; rows 1.. are bilm-tf's characters.
@@ -142,13 +153,8 @@ class ElmoCharacterEncoder(torch.nn.Module):
             persistent=False,
         )
         self._type_cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
-        self.compute_dtype = torch.float32
+        self.compute_dtype = compute_dtype
         self._reduced = ReducedCopies()
-
-    def set_compute_dtype(self, dtype: torch.dtype) -> None:
-        # Encodings remembered in one precision are not those of the other.
-        self.clear_cache()
-        self.compute_dtype = dtype
 
     def get_output_dim(self) -> int:
         return self.projection_dim
@@ -226,49 +232,32 @@ class ElmoCharacterEncoder(torch.nn.Module):
         return torch.stack(cast(List[torch.Tensor], found))
 
     def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
+        """The encodings of `(num_types, 50)` character-id rows, float32: the convolutions and
+        the linear layers in the compute dtype, on weights cast once per call (and kept while
+        frozen), their biases added in float32, the highway gating float32."""
         type_ids = self._trim_padding(type_ids)
-        if self.compute_dtype != torch.float32:
-            return self._encode_reduced(type_ids)
-        embedded = torch.nn.functional.embedding(type_ids, self.char_embedding)
-        pooled = []
-        for convolution in self.convolutions:
-            weight, bias = weight_and_bias(convolution)
-            pooled.append(self._activation(max_pooled_convolution(embedded, weight, bias)))
-        return self.projection(self.highways(torch.cat(pooled, dim=-1)))
-
-    def _encode_reduced(self, type_ids: torch.Tensor) -> torch.Tensor:
-        """`_encode` with the convolutions and the linear layers in the compute dtype, on
-        weights cast once per call (and kept while frozen). The biases are added in float32 to
-        the products, a convolution's after the
-        max-pooling, which a constant per filter commutes with; the highway gating is float32.
-        Returns float32."""
-        convolutions = [weight_and_bias(convolution) for convolution in self.convolutions]
-        highway_layers = [weight_and_bias(layer) for layer in self.highways._layers]
-        weights = self._reduced.get(
-            [self.char_embedding]
-            + [weight for weight, _ in convolutions]
-            + [weight for weight, _ in highway_layers]
-            + [self.projection.weight],
-            self.compute_dtype,
-        )
-        char_embedding, weights = weights[0], weights[1:]
-        convolution_weights = weights[: len(self.convolutions)]
-        highway_weights = weights[len(self.convolutions) : -1]
+        exact = self.compute_dtype == torch.float32
+        char_embedding, convolution_weights, highway_weights, projection_weight = self._weights()
         embedded = torch.nn.functional.embedding(type_ids, char_embedding)
         pooled = []
-        for (_, bias), weight in zip(convolutions, convolution_weights):
-            features = max_pooled_convolution(embedded, weight)
-            pooled.append(self._activation(plus_float32(features, bias)))
-        current = torch.cat(pooled, dim=-1)
-        for (_, bias), weight in zip(highway_layers, highway_weights):
-            projected = plus_float32(
-                torch.nn.functional.linear(current.to(weight.dtype), weight), bias
-            )
-            nonlinear, gate = projected.chunk(2, dim=-1)
-            gate = torch.sigmoid(gate)
-            current = gate * current + (1 - gate) * self.highways._activation(nonlinear)
-        projection = torch.nn.functional.linear(current.to(weights[-1].dtype), weights[-1])
-        return plus_float32(projection, self.projection.bias)
+        for convolution, weight in zip(self.convolutions, convolution_weights):
+            _, bias = weight_and_bias(convolution)
+            pooled.append(self._activation(_biased_pooling(embedded, weight, bias, exact)))
+        current = self.highways(torch.cat(pooled, dim=-1), None if exact else highway_weights)
+        return biased_linear(current, projection_weight, self.projection.bias, exact)
+
+    def _weights(
+        self,
+    ) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor], torch.Tensor]:
+        """The character embedding, the convolutions', the highway layers' and the projection's
+        weights in the compute dtype: the parameters themselves in float32."""
+        convolutions = [weight_and_bias(convolution)[0] for convolution in self.convolutions]
+        highways = [layer.weight for layer in self.highways.layers]
+        weights = [self.char_embedding] + convolutions + highways + [self.projection.weight]
+        if self.compute_dtype != torch.float32:
+            weights = self._reduced.get(weights, self.compute_dtype)
+        split = len(convolutions) + 1
+        return weights[0], weights[1:split], weights[split:-1], weights[-1]
 
     def _trim_padding(self, type_ids: torch.Tensor) -> torch.Tensor:
         """Drops the character positions that only padding reaches, keeping one all-padding

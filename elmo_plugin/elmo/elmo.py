@@ -11,6 +11,7 @@ from overrides import overrides
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_weights
+from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.package_files import MissingFileError
 from elmo_plugin.elmo.scalar_mix import ScalarMix
 
@@ -119,14 +120,18 @@ class Elmo(torch.nn.Module, FromParams):
         options = _options(options_file, known_options or {}, vocab)
         if vocab is not None:
             record_options(vocab, cast(str, options_file), options)
-        bilm = ElmoBiLm.from_options(options, stateful, char_cnn_cache_size)
+        bilm = ElmoBiLm.from_options(
+            options,
+            stateful,
+            char_cnn_cache_size,
+            compute_dtype=parse_compute_dtype(compute_dtype),
+        )
         if weight_file is not None:
             try:
                 read_weights(bilm, weight_file)
             except MissingFileError as error:
                 # A trained archive's state dict may still bring the weights.
                 self._missing_weights = error
-        bilm.set_compute_dtype(compute_dtype)
         for parameter in bilm.parameters():
             parameter.requires_grad_(requires_grad)
         if activation_cache is not None and (requires_grad or stateful):

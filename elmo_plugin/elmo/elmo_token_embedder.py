@@ -92,6 +92,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             vocab=vocab,
         )
         self._projection = None
+        self._output_dim = projection_dim or self._elmo.get_output_dim()
         if projection_dim:
             self._projection = TimeDistributed(
                 torch.nn.Linear(self._elmo.get_output_dim(), projection_dim)
@@ -103,9 +104,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
 
     @overrides
     def get_output_dim(self) -> int:
-        if self._projection is not None:
-            return self._projection._module.out_features
-        return self._elmo.get_output_dim()
+        return self._output_dim
 
     @overrides(check_signature=False)
     def forward(

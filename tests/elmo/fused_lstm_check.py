@@ -21,12 +21,13 @@ def compare_paths(
     device: str, dtype: torch.dtype, cell_clip: Optional[float], proj_clip: Optional[float]
 ) -> None:
     torch.manual_seed(0)
-    packed = ElmoBiLstm(6, 4, 8, 2, cell_clip=cell_clip, proj_clip=proj_clip).to(device)
+    packed = ElmoBiLstm(
+        6, 4, 8, 2, cell_clip=cell_clip, proj_clip=proj_clip, compute_dtype=dtype
+    ).to(device)
     # Weights large enough that the clipping binds somewhere.
     with torch.no_grad():
         for parameter in packed.parameters():
             parameter.mul_(3.0)
-    packed.set_compute_dtype(dtype)
     packed.fused = False
     fused = copy.deepcopy(packed)
     fused.fused = True

@@ -7,10 +7,12 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ElmoBiLm, ElmoBiLstm, load_bilm
+from elmo_plugin.elmo.bilm_tf_format import read_options
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
 from elmo_plugin.elmo.published_sizes import published_options
 
 GOAL = 2e-2
+BFLOAT16 = torch.bfloat16
 
 # "small" at half the LSTM size and full CNN (quick for tests, larger than the fixture).
 LARGER = published_options("small")
@@ -26,9 +28,9 @@ def relative_differences(bilm: ElmoBiLm, sentences, batch_size: int = 32):
     with torch.no_grad():
         for start in range(0, len(sentences), batch_size):
             ids = batch_to_ids(sentences[start : start + batch_size])
-            bilm.set_compute_dtype("float32")
+            bilm.set_compute_dtype(torch.float32)
             exact = bilm(ids)["activations"]
-            bilm.set_compute_dtype("bfloat16")
+            bilm.set_compute_dtype(torch.bfloat16)
             reduced = bilm(ids)["activations"]
             for i, (a, b) in enumerate(zip(exact, reduced)):
                 assert b.dtype == torch.float32
@@ -58,16 +60,31 @@ def test_bfloat16_layers_of_a_larger_random_bilm_on_real_sentences(corpus_senten
 
 def test_float32_is_the_default_and_exact(elmo_options, elmo_weights, sentences):
     bilm = load_bilm(elmo_options, elmo_weights).eval()
-    assert bilm.compute_dtype == "float32"
+    assert bilm.compute_dtype == torch.float32
     ids = batch_to_ids(sentences[:8])
     with torch.no_grad():
         before = bilm(ids)["activations"]
-        bilm.set_compute_dtype("bfloat16")
+        bilm.set_compute_dtype(torch.bfloat16)
         bilm(ids)
-        bilm.set_compute_dtype("float32")
+        bilm.set_compute_dtype(torch.float32)
         after = bilm(ids)["activations"]
     for a, b in zip(before, after):
         assert torch.equal(a, b)
+
+
+def test_one_compute_dtype_from_construction_to_every_module(elmo_options, elmo_weights):
+    bilm = load_bilm(elmo_options, elmo_weights, compute_dtype=BFLOAT16)
+    assert bilm.compute_dtype == bilm.character_encoder.compute_dtype == BFLOAT16
+    assert all(layer.compute_dtype == BFLOAT16 for layer in bilm.lstm.bilstm_layers)
+    bilm.set_compute_dtype(torch.float32)
+    assert bilm.character_encoder.compute_dtype == torch.float32
+    assert all(layer.compute_dtype == torch.float32 for layer in bilm.lstm.bilstm_layers)
+
+
+def test_a_biLM_of_two_compute_dtypes_is_refused(elmo_options):
+    bilm = ElmoBiLm.from_options(read_options(elmo_options), compute_dtype=BFLOAT16)
+    with pytest.raises(ValueError, match="one compute dtype"):
+        ElmoBiLm(bilm.character_encoder, ElmoBiLm.from_options(read_options(elmo_options)).lstm)
 
 
 def test_unknown_names_fail_with_the_choices():
@@ -110,8 +127,7 @@ def native_bfloat16(monkeypatch):
 
 def test_bfloat16_products_with_weights_cast_once_per_forward_pass(native_bfloat16):
     torch.manual_seed(0)
-    lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
-    lstm.set_compute_dtype(torch.bfloat16)
+    lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3, compute_dtype=BFLOAT16)
     inputs, mask = torch.randn(3, 12, 8), torch.ones(3, 12, dtype=torch.bool)
     seen, outputs, state = products(lstm, inputs, mask)
     bmms = [s for s in seen if s[0] == "bmm"]
@@ -125,8 +141,7 @@ def test_bfloat16_products_with_weights_cast_once_per_forward_pass(native_bfloat
 
 def test_frozen_bfloat16_weights_are_kept_across_passes_until_they_change():
     torch.manual_seed(0)
-    lstm = ElmoBiLstm(8, 4, 16, num_layers=1).eval()
-    lstm.set_compute_dtype(torch.bfloat16)
+    lstm = ElmoBiLstm(8, 4, 16, num_layers=1, compute_dtype=BFLOAT16).eval()
     inputs, mask = torch.randn(3, 5, 8), torch.ones(3, 5, dtype=torch.bool)
     with torch.no_grad():
         first, _ = lstm(inputs, mask)
@@ -141,17 +156,17 @@ def test_frozen_bfloat16_weights_are_kept_across_passes_until_they_change():
 
 def test_bfloat16_gradients_reach_the_float32_master_weights():
     torch.manual_seed(0)
-    lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
+    exact = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
     inputs, mask = torch.randn(3, 6, 8), torch.ones(3, 6, dtype=torch.bool)
     gradients = {}
     for dtype in (torch.float32, torch.bfloat16):
-        lstm.zero_grad()
-        lstm.set_compute_dtype(dtype)
+        lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3, compute_dtype=dtype)
+        lstm.load_state_dict(exact.state_dict())
         outputs, _ = lstm(inputs, mask)
         (outputs[-1] ** 2).sum().backward()
         gradients[dtype] = [p.grad.clone() for p in lstm.parameters()]
-    for parameter in lstm.parameters():
-        assert parameter.dtype == torch.float32
+        for parameter in lstm.parameters():
+            assert parameter.dtype == torch.float32
     for exact, reduced in zip(gradients[torch.float32], gradients[torch.bfloat16]):
         assert reduced.dtype == torch.float32
         assert float((exact - reduced).abs().max() / exact.abs().max()) < 5e-2
@@ -160,9 +175,10 @@ def test_bfloat16_gradients_reach_the_float32_master_weights():
 def test_the_activation_cache_digest_tells_the_dtypes_apart(elmo_options, elmo_weights):
     bilm = load_bilm(elmo_options, elmo_weights)
     exact = bilm.digest()
-    bilm.set_compute_dtype("bfloat16")
+    bilm.set_compute_dtype(BFLOAT16)
     assert bilm.digest() != exact
-    bilm.set_compute_dtype("float32")
+    assert bilm.digest() == load_bilm(elmo_options, elmo_weights, compute_dtype=BFLOAT16).digest()
+    bilm.set_compute_dtype(torch.float32)
     assert bilm.digest() == exact
 
 
@@ -172,8 +188,7 @@ def test_bfloat16_on_a_cpu_without_native_bfloat16_warns_once(monkeypatch, caplo
 
     monkeypatch.setattr(compute_dtype, "_warned_about_emulated_bfloat16", False)
     monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: native)
-    lstm = ElmoBiLstm(8, 4, 16, num_layers=1).eval()
-    lstm.set_compute_dtype(torch.bfloat16)
+    lstm = ElmoBiLstm(8, 4, 16, num_layers=1, compute_dtype=BFLOAT16).eval()
     inputs, mask = torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.bool)
     with caplog.at_level("WARNING", logger=compute_dtype.__name__):
         lstm(inputs, mask)
@@ -198,8 +213,7 @@ def test_without_native_bfloat16_the_rounded_weights_are_multiplied_in_float32(m
 
     monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: False)
     torch.manual_seed(0)
-    lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
-    lstm.set_compute_dtype(torch.bfloat16)
+    lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3, compute_dtype=BFLOAT16)
     inputs, mask = torch.randn(3, 12, 8), torch.ones(3, 12, dtype=torch.bool)
     seen, outputs, _ = products(lstm, inputs, mask)
     assert all(s[1] == s[2] == torch.float32 for s in seen if s[0] == "bmm")

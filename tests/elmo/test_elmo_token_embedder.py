@@ -15,6 +15,7 @@ from elmo_plugin.elmo import (
     ActivationCache, Elmo, ElmoBiLm, ElmoTokenEmbedder, elmo_layer_weight_metrics, save_bilm,
 )
 from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 
 
 def embedder_params(elmo_options, elmo_weights, **extra):
@@ -246,7 +247,7 @@ def test_compute_dtype_from_config_runs_the_biLM_in_bfloat16(elmo_options, elmo_
         embedder = TokenEmbedder.from_params(
             embedder_params(elmo_options, elmo_weights, compute_dtype=name)
         ).eval()
-        assert embedder.elmo.bilm.compute_dtype == name
+        assert embedder.elmo.bilm.compute_dtype == COMPUTE_DTYPES[name]
         with torch.no_grad():
             outputs[name] = embedder(ids)
     exact, reduced = outputs["float32"], outputs["bfloat16"]

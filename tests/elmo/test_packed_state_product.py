@@ -19,9 +19,11 @@ def every_weight_is_large(monkeypatch):
     monkeypatch.setattr(packed_state_product, "MIN_WEIGHT_ELEMENTS", 0)
 
 
-def lstm_and_batch():
+def lstm_and_batch(compute_dtype: torch.dtype = torch.float32):
     torch.manual_seed(0)
-    lstm = ElmoBiLstm(16, 8, 32, num_layers=2, cell_clip=3, proj_clip=3)
+    lstm = ElmoBiLstm(
+        16, 8, 32, num_layers=2, cell_clip=3, proj_clip=3, compute_dtype=compute_dtype
+    )
     lengths = torch.tensor([9, 7, 7, 3, 1])
     mask = torch.arange(9).unsqueeze(0) < lengths.unsqueeze(1)
     return lstm, torch.randn(5, 9, 16), mask
@@ -87,8 +89,7 @@ def test_small_weights_and_training_keep_mkl(monkeypatch):
 def test_bfloat16_inference_uses_the_packed_product_and_equals_the_plain_one(
     monkeypatch, every_weight_is_large
 ):
-    lstm, inputs, mask = lstm_and_batch()
-    lstm.set_compute_dtype(torch.bfloat16)
+    lstm, inputs, mask = lstm_and_batch(torch.bfloat16)
     calls = count_packed_products(monkeypatch)
     plain, plain_state = lstm(inputs, mask)  # gradients flow: a plain bfloat16 product
     assert calls == []

@@ -11,6 +11,7 @@ from overrides import overrides
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
 from elmo_plugin.elmo.bilm_lstm import LstmState
 from elmo_plugin.elmo.bilm_tf_format import check_options
+from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -113,8 +114,8 @@ class BilmLanguageModel(Model):
         super().__init__(vocab, **kwargs)
         if tf32:
             allow_tf32()
-        self._bilm = _build_bilm(bilm, options_file, weight_file, dropout)
-        self._bilm.set_compute_dtype(compute_dtype)
+        dtype = parse_compute_dtype(compute_dtype)
+        self._bilm = _build_bilm(bilm, options_file, weight_file, dropout, dtype)
         self._bilm.lstm.cuda_graphs = cuda_graphs
         self._dropout = torch.nn.Dropout(dropout)
         _check_vocabulary(vocab)
@@ -124,8 +125,8 @@ class BilmLanguageModel(Model):
             self._bilm.lstm.hidden_size,
             num_samples,
             sparse_gradient=sparse_softmax_gradient,
+            compute_dtype=dtype,
         )
-        self._softmax.set_compute_dtype(self._bilm.lstm.compute_dtype)
         self._perplexity = TokenPerplexity()
         self._lane_states: Dict[bool, _LaneStates] = {}
         if initializer is not None:
@@ -326,6 +327,7 @@ def _build_bilm(
     options_file: Optional[str],
     weight_file: Optional[str],
     dropout: float,
+    compute_dtype: torch.dtype,
 ) -> ElmoBiLm:
     if (options is None) == (options_file is None):
         raise ConfigurationError(
@@ -333,10 +335,11 @@ def _build_bilm(
             "`options_file` (with `weight_file`, to continue training a biLM)"
         )
     if options_file is not None:
-        return load_bilm(options_file, weight_file, dropout=dropout)
+        return load_bilm(options_file, weight_file, dropout=dropout, compute_dtype=compute_dtype)
     if weight_file is not None:
         raise ConfigurationError("weight_file needs options_file, not bilm")
-    return ElmoBiLm.from_options(check_options(options, "bilm options"), dropout=dropout)
+    checked = check_options(options, "bilm options")
+    return ElmoBiLm.from_options(checked, dropout=dropout, compute_dtype=compute_dtype)
 
 
 def _check_vocabulary(vocab: Vocabulary) -> None:

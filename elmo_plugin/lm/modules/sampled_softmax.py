@@ -81,6 +81,9 @@ class SampledSoftmax(torch.nn.Module):
         optimizer that takes sparse gradients (`adagrad`, `sgd`, `sparse_adam`); for Adagrad
         the update is exactly the dense one (a row without gradient is left unchanged either
         way).
+    compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
+        The dtype of the sampled softmax's products in training (`chunked_logsumexp`); its
+        sums, the exact softmax of evaluation and the parameters stay float32.
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class SampledSoftmax(torch.nn.Module):
         num_samples: Optional[int] = None,
         max_logits_per_chunk: int = 2**24,
         sparse_gradient: bool = False,
+        compute_dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
         if num_words < 2:
@@ -106,12 +110,7 @@ class SampledSoftmax(torch.nn.Module):
         )
         self.bias = torch.nn.Parameter(torch.zeros(num_words))
         self._log_range = math.log(num_words + 1)
-        self.compute_dtype = torch.float32
-
-    def set_compute_dtype(self, dtype: torch.dtype) -> None:
-        """The dtype of the sampled softmax's products in training (`chunked_logsumexp`);
-        its sums, the exact softmax of evaluation and the parameters stay float32."""
-        self.compute_dtype = dtype
+        self.compute_dtype = compute_dtype
 
     def forward(self, embeddings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """
