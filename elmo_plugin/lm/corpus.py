@@ -3,6 +3,10 @@ Reading a language-model corpus: plain text, one tokenised sentence per line, in
 a glob of shards, each optionally compressed with xz, gzip or bzip2. Lines are streamed, never
 the whole corpus, and every line is bounded in size so that a file without line breaks cannot
 exhaust memory. Lines are decoded one at a time, so an error names the exact line.
+
+Also the language model's constants, shared by the corpus reader, the corpus vocabulary, the
+`bilm` model and the export: the sentence markers, the targets' vocabulary namespace and the
+choices for long sentences.
 """
 
 import bz2
@@ -18,6 +22,14 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
 logger = logging.getLogger(__name__)
+
+# The markers around each sentence, as bilm-tf wrote them in its vocabulary.
+SENTENCE_START = "<S>"
+SENTENCE_END = "</S>"
+# The vocabulary namespace of the words the biLM predicts.
+TARGET_NAMESPACE = "tokens"
+# What becomes of a sentence over the most tokens: skipped, or split into pieces.
+LONG_SENTENCES = ("skip", "split")
 
 # Each returns a binary file object (typeshed types them GzipFile, LZMAFile, BZ2File, not IO).
 _OPENERS: Dict[str, Callable[..., Any]] = {

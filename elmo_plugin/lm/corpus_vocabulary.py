@@ -6,12 +6,15 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, DEFAULT_PADDING_TOKEN, Vocabulary
 
 from elmo_plugin.elmo.package_files import local_file
-from elmo_plugin.lm.corpus import CorpusStatistics, check_not_empty, corpus_files, read_sentences
-from elmo_plugin.lm.dataset_readers.bilm_corpus import (
+from elmo_plugin.lm.corpus import (
     LONG_SENTENCES,
     SENTENCE_END,
     SENTENCE_START,
     TARGET_NAMESPACE,
+    CorpusStatistics,
+    check_not_empty,
+    corpus_files,
+    read_sentences,
 )
 
 logger = logging.getLogger(__name__)
