@@ -204,9 +204,9 @@ class SquadV1Reader(DatasetReader):
             where or f"question {quoted(question_id)}",
             "question",
         )
-        passage_field = TextField(passage_tokens, self._token_indexers)
+        passage_field = TextField(passage_tokens)
         fields: Dict[str, Any] = {
-            "question": TextField(question_tokens, self._token_indexers),
+            "question": TextField(question_tokens),
             "passage": passage_field,
         }
         offsets = [token_offsets(token) for token in passage_tokens]

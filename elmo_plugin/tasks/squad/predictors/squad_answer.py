@@ -43,10 +43,13 @@ class SquadAnswerPredictor(Predictor):
 
     @overrides
     def predict_instance(self, instance: Instance) -> JsonDict:
+        self._dataset_reader.apply_token_indexers(instance)
         return _answer_only(self._model.forward_on_instance(instance))
 
     @overrides
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
+        for instance in instances:
+            self._dataset_reader.apply_token_indexers(instance)
         return [_answer_only(output) for output in self._model.forward_on_instances(instances)]
 
 

@@ -50,6 +50,8 @@ class DeepSrlPredictor(Predictor):
         words = self._words(inputs)
         predicate_indices = _predicate_indices(inputs, words)
         instances = [self._dataset_reader.text_to_instance(words, i) for i in predicate_indices]
+        for instance in instances:
+            self._dataset_reader.apply_token_indexers(instance)
         outputs = self._model.forward_on_instances(instances) if instances else []
         verbs = [
             {
