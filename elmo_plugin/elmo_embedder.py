@@ -14,6 +14,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.nn.util import remove_sentence_boundaries
 
+from elmo_plugin.archives import load_checked_archive
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
 from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
@@ -261,6 +262,24 @@ def embed_file(
     """
     embedder = ElmoEmbedder.from_bilm(bilm, cuda_device)
     return embedder.embed_file(input_file, output_file, output_format, batch_size)
+
+
+def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
+    """
+    The first ELMo biLM of the model in `archive_file` (a trained `bilm`, or any model with an
+    ELMo biLM), loaded through `load_checked_archive`'s member check.
+
+    # Parameters
+
+    archive_file : `str`
+        A `model.tar.gz` or a serialization directory.
+    cuda_device : `int`, optional (default = `-1`)
+    """
+    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
+    bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
+    if not bilms:
+        raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
+    return bilms[0]
 
 
 def _bilm_files(options_file: str, weight_file: str) -> Tuple[str, str]:

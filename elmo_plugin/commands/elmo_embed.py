@@ -4,8 +4,8 @@ every sentence's ELMo layers to hdf5, in the layout of bilm-tf's `dump_bilm_embe
 dataset per sentence, named by its 0-based line number, of shape `(L + 1, num_tokens, dim)`
 (or `(num_tokens, dim)` for `--output-format top|average`), plus `sentence_to_index`, a JSON
 map from each sentence's text to its dataset name, as AllenNLP 0.x's `elmo` command wrote. A
-thin layer: the biLM comes from `load_bilm` or an archive, the file from
-`elmo_plugin.elmo_embedder.embed_file`, written by `elmo_plugin.embeddings_file`.
+thin layer over `elmo_plugin.elmo_embedder` (`bilm_from_archive`, `embed_file`), whose file
+`elmo_plugin.embeddings_file` writes.
 """
 
 import argparse
@@ -14,12 +14,12 @@ from allennlp.commands.subcommand import Subcommand
 from allennlp.common.checks import ConfigurationError
 from overrides import overrides
 
-from elmo_plugin.archives import files_read, load_checked_archive
+from elmo_plugin.archives import files_read
 from elmo_plugin.elmo.atomic_files import refuse_overwriting
-from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo import load_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.elmo.package_files import SHIPPED_BILM
-from elmo_plugin.elmo_embedder import embed_file
+from elmo_plugin.elmo_embedder import bilm_from_archive, embed_file
 from elmo_plugin.embeddings_file import OUTPUT_FORMATS
 
 
@@ -105,12 +105,3 @@ def _check_arguments(args: argparse.Namespace) -> None:
     for path in files_read(args.archive) if args.archive else []:
         inputs[f"--archive file {path}" if path != args.archive else "--archive"] = path
     refuse_overwriting(args.output_file, inputs)
-
-
-def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
-    """The first ELMo biLM of the model in `archive_file`, loaded through the member check."""
-    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
-    bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
-    if not bilms:
-        raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
-    return bilms[0]
