@@ -18,6 +18,7 @@ from elmo_plugin.elmo import ELMO_INDEXER_KEY
 # The language model's constants live in `corpus`; imported from here too by older importers.
 from elmo_plugin.lm.corpus import (
     LONG_SENTENCES,
+    MAX_LINE_BYTES,
     SENTENCE_END,
     SENTENCE_START,
     TARGET_NAMESPACE,
@@ -95,7 +96,7 @@ class BilmCorpusReader(DatasetReader):
         mode: str = "sentences",
         max_sentence_length: Optional[int] = None,
         long_sentences: str = "skip",
-        max_line_bytes: int = 1_000_000,
+        max_line_bytes: int = MAX_LINE_BYTES,
         window_length: int = 20,
         num_lanes: int = 128,
         **kwargs,
