@@ -81,7 +81,7 @@ def write_embeddings(
         line, or one holding `/` (a path in hdf5), is an error naming the line.
     """
     _check_arguments(output_format, batch_size)
-    source = input_name(input_file)
+    source = _input_name(input_file)
     refuse_overwriting(output_file, {"input file": source})
     written = _Written()
     with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
@@ -97,11 +97,11 @@ def write_embeddings(
                 _write_sentence(out, line, sentence_layers, source, use_sentence_keys, written)
         if not (forget_sentences or use_sentence_keys):
             _write_index(out, written.index, output_file)
-    _warn_about_empty_input(source, written)
+    _warn_about_empty(source, written)
     return written.count
 
 
-def input_name(input_file: InputFile) -> Optional[str]:
+def _input_name(input_file: InputFile) -> Optional[str]:
     """The path or URL of `input_file`, for messages; None for a file object without one."""
     if isinstance(input_file, (str, os.PathLike)):
         return os.fspath(input_file)
@@ -216,7 +216,7 @@ def _write_index(out: h5py.File, index: Dict[str, str], output_file: str) -> Non
     out.create_dataset("sentence_to_index", data=[index_json])
 
 
-def _warn_about_empty_input(source: Optional[str], written: _Written) -> None:
+def _warn_about_empty(source: Optional[str], written: _Written) -> None:
     name = source or "the input"
     if not written.count:
         logger.warning("%s has no lines: the output holds no sentences", name)
