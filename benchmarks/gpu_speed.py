@@ -166,7 +166,7 @@ def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> No
 def paper_model(options, vocabulary_size: int, num_samples: int, device: str):
     from allennlp.data import Vocabulary
 
-    from elmo_plugin.lm.dataset_readers.bilm_corpus import SENTENCE_END, SENTENCE_START
+    from elmo_plugin.lm.corpus import SENTENCE_END, SENTENCE_START
     from elmo_plugin.lm.models import BilmLanguageModel
 
     vocab = Vocabulary(non_padded_namespaces=[])

@@ -1,37 +1,30 @@
 """
 `ElmoEmbedder`: the ELMo layers of tokenised sentences as numpy arrays, with AllenNLP 0.9's
 `allennlp.commands.elmo.ElmoEmbedder` API (what flair, SeqVec and bio_embeddings call) and
-simple_elmo's `get_elmo_vectors` as `embed`. It builds on the ELMo core (`elmo_plugin.elmo`)
-and the file helpers; nothing of it is registered.
+simple_elmo's `get_elmo_vectors` as `embed`, and `embed_file`, what `allennlp elmo-embed` runs.
+It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
+`elmo_plugin.embeddings_file`; nothing of it is registered.
 """
 
-import itertools
-import json
-import logging
-import os
-from typing import IO, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, Iterator, List, Sequence, Tuple, Union
 
-import h5py
 import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.nn.util import remove_sentence_boundaries
 
-from elmo_plugin.elmo.atomic_files import replaced_when_complete
+from elmo_plugin.archives import load_checked_archive
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
 from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
-from elmo_plugin.text_files import text_lines
-
-logger = logging.getLogger(__name__)
+from elmo_plugin.embeddings_file import InputFile, write_embeddings
 
 DEFAULT_OPTIONS_FILE = f"{SHIPPED_BILM}/options.json"
 DEFAULT_WEIGHT_FILE = f"{SHIPPED_BILM}/weights.hdf5"
 DEFAULT_BATCH_SIZE = 64
 # Token positions (rows times the longest row, <S> and </S> included) of one biLM run.
 DEFAULT_MAX_TOKENS = 4096
-OUTPUT_FORMATS = ("all", "top", "average")
 LAYER_CHOICES = ("average", "top", "all")
 
 Sentence = List[str]
@@ -81,7 +74,29 @@ class ElmoEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
-        bilm = load_bilm(*_bilm_files(options_file, weight_file)).eval()
+        self._hold(load_bilm(*_bilm_files(options_file, weight_file)), cuda_device, max_tokens)
+
+    @classmethod
+    def from_bilm(
+        cls, bilm: ElmoBiLm, cuda_device: int = -1, max_tokens: int = DEFAULT_MAX_TOKENS
+    ) -> "ElmoEmbedder":
+        """
+        An `ElmoEmbedder` over a biLM already built (an archive's, or one in a compute dtype).
+
+        # Parameters
+
+        bilm : `ElmoBiLm`
+            Put in eval mode, its parameters frozen, and moved to `cuda_device`.
+        cuda_device : `int`, optional (default = `-1`)
+        max_tokens : `int`, optional (default = `4096`)
+        """
+        _check_positive("max_tokens", max_tokens)
+        embedder = cls.__new__(cls)
+        embedder._hold(bilm, cuda_device, max_tokens)
+        return embedder
+
+    def _hold(self, bilm: ElmoBiLm, cuda_device: int, max_tokens: int) -> None:
+        bilm = bilm.eval()
         for parameter in bilm.parameters():
             parameter.requires_grad_(False)
         if cuda_device >= 0:
@@ -182,7 +197,7 @@ class ElmoEmbedder:
 
     def embed_file(
         self,
-        input_file: Union[str, "os.PathLike[str]", IO[str]],
+        input_file: InputFile,
         output_file_path: str,
         output_format: str = "all",
         batch_size: int = DEFAULT_BATCH_SIZE,
@@ -196,7 +211,8 @@ class ElmoEmbedder:
         `(num_tokens, dim)` for `output_format` `"top"` or `"average"`, and `sentence_to_index`,
         a JSON map from each line's text to its dataset name. The file is written beside
         `output_file_path` and renamed onto it once complete. An empty line gives a dataset of
-        0 tokens, with one warning. Returns the number of sentences.
+        0 tokens, with one warning. Returns the number of sentences. (The writer, with its
+        checks, is `elmo_plugin.embeddings_file.write_embeddings`.)
 
         # Parameters
 
@@ -211,42 +227,59 @@ class ElmoEmbedder:
             Name each dataset by its line's text instead (no `sentence_to_index`); a repeated
             line, or one holding `/` (a path in hdf5), is an error naming the line.
         """
-        if output_format not in OUTPUT_FORMATS:
-            raise ConfigurationError(
-                f"output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
-            )
-        _check_positive("batch_size", batch_size)
-        source = _input_name(input_file)
-        _refuse_overwriting(source, output_file_path)
-        index: Dict[str, str] = {}
-        empty: List[int] = []
-        count = 0
-        with replaced_when_complete(output_file_path) as partial, h5py.File(partial, "w") as out:
-            for number, line, layers in self._embed_lines(_lines(input_file), batch_size):
-                key = _dataset_key(out, line, number, source, use_sentence_keys)
-                out.create_dataset(key, data=_format(layers, output_format), dtype="float32")
-                index[line] = key
-                count = number + 1
-                if not line:
-                    empty.append(number + 1)
-            if not (forget_sentences or use_sentence_keys):
-                out.create_dataset("sentence_to_index", data=[json.dumps(index)])
-        _warn_about_empty_lines(source, empty)
-        return count
+        return write_embeddings(
+            self.embed_batch,
+            input_file,
+            output_file_path,
+            output_format,
+            batch_size,
+            forget_sentences,
+            use_sentence_keys,
+        )
 
-    def _embed_lines(
-        self, lines: Iterable[str], batch_size: int
-    ) -> Iterator[Tuple[int, str, numpy.ndarray]]:
-        """`(line number from 0, line, layers)` of each line, `batch_size` lines at a time."""
-        batch: List[str] = []
-        start = 0
-        for line in itertools.chain(lines, [None]):
-            if line is not None:
-                batch.append(line)
-            if batch and (len(batch) == batch_size or line is None):
-                embedded = self.embed_batch([text.split() for text in batch])
-                yield from zip(itertools.count(start), batch, embedded)
-                start, batch = start + len(batch), []
+
+def embed_file(
+    bilm: ElmoBiLm,
+    input_file: InputFile,
+    output_file: str,
+    output_format: str = "all",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cuda_device: int = -1,
+) -> int:
+    """
+    `ElmoEmbedder.embed_file` with a biLM already built (an archive's, or one in a compute
+    dtype): what `allennlp elmo-embed` runs. Returns the number of lines.
+
+    # Parameters
+
+    bilm : `ElmoBiLm`
+        Put in eval mode, its parameters frozen, and moved to `cuda_device`.
+    input_file : `str`, `os.PathLike` or a text file object
+    output_file : `str`
+    output_format : `str`, optional (default = `"all"`)
+    batch_size : `int`, optional (default = `64`)
+    cuda_device : `int`, optional (default = `-1`)
+    """
+    embedder = ElmoEmbedder.from_bilm(bilm, cuda_device)
+    return embedder.embed_file(input_file, output_file, output_format, batch_size)
+
+
+def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
+    """
+    The first ELMo biLM of the model in `archive_file` (a trained `bilm`, or any model with an
+    ELMo biLM), loaded through `load_checked_archive`'s member check.
+
+    # Parameters
+
+    archive_file : `str`
+        A `model.tar.gz` or a serialization directory.
+    cuda_device : `int`, optional (default = `-1`)
+    """
+    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
+    bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
+    if not bilms:
+        raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
+    return bilms[0]
 
 
 def _bilm_files(options_file: str, weight_file: str) -> Tuple[str, str]:
@@ -325,68 +358,3 @@ def _layer_picker(layers: Layers, num_layers: int):
         f"layers must be one of {LAYER_CHOICES} or a non-empty list of layer indices in "
         f"[0, {num_layers}) (0 the token layer, {num_layers - 1} the top), got {layers!r}"
     )
-
-
-def _input_name(input_file: Union[str, "os.PathLike[str]", IO[str]]) -> Optional[str]:
-    if isinstance(input_file, (str, os.PathLike)):
-        return os.fspath(input_file)
-    name = getattr(input_file, "name", None)
-    return name if isinstance(name, str) else None
-
-
-def _lines(input_file: Union[str, "os.PathLike[str]", IO[str]]) -> Iterator[str]:
-    """The stripped lines of a path (read as `text_lines` reads) or of an open text file."""
-    lines: Iterable[str] = (
-        text_lines(os.fspath(input_file))
-        if isinstance(input_file, (str, os.PathLike))
-        else input_file
-    )
-    for line in lines:
-        yield line.strip()
-
-
-def _refuse_overwriting(source: Optional[str], output_file: str) -> None:
-    if source and os.path.exists(output_file) and os.path.exists(source):
-        if os.path.samefile(source, output_file):
-            raise ConfigurationError(
-                f"output file {output_file} is the input file {source}; "
-                "writing it would destroy the input"
-            )
-
-
-def _warn_about_empty_lines(source: Optional[str], empty: List[int]) -> None:
-    if empty:
-        logger.warning(
-            "%s: %d empty lines (lines %s%s) get datasets of 0 tokens",
-            source or "the input",
-            len(empty),
-            ", ".join(map(str, empty[:10])),
-            ", ..." if len(empty) > 10 else "",
-        )
-
-
-def _dataset_key(
-    out: h5py.File, line: str, number: int, source: Optional[str], use_sentence_keys: bool
-) -> str:
-    if not use_sentence_keys:
-        return str(number)
-    where = f"{source or 'the input'}, line {number + 1}"
-    if "/" in line or line in ("", ".", ".."):
-        raise ConfigurationError(
-            f"{where}: {line[:50]!r} cannot name an hdf5 dataset (a path there); "
-            "use_sentence_keys=False names datasets by line number"
-        )
-    if line in out:
-        raise ConfigurationError(
-            f"{where} repeats an earlier line, which use_sentence_keys cannot name twice; "
-            "use_sentence_keys=False names datasets by line number"
-        )
-    return line
-
-
-def _format(layers: numpy.ndarray, output_format: str) -> numpy.ndarray:
-    if output_format == "top":
-        return layers[-1]
-    if output_format == "average":
-        return layers.mean(axis=0)
-    return layers

@@ -3,6 +3,10 @@ Reading a language-model corpus: plain text, one tokenised sentence per line, in
 a glob of shards, each optionally compressed with xz, gzip or bzip2. Lines are streamed, never
 the whole corpus, and every line is bounded in size so that a file without line breaks cannot
 exhaust memory. Lines are decoded one at a time, so an error names the exact line.
+
+Also the language model's constants, shared by the corpus reader, the corpus vocabulary, the
+`bilm` model, the softmax file and the export: the sentence markers and bilm-tf's unknown
+word, the targets' vocabulary namespace, the choices for long sentences and the line bound.
 """
 
 import bz2
@@ -18,6 +22,18 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
 logger = logging.getLogger(__name__)
+
+# The markers around each sentence, and the unknown word, as bilm-tf wrote them in its
+# vocabulary (AllenNLP's unknown word is `DEFAULT_OOV_TOKEN`).
+SENTENCE_START = "<S>"
+SENTENCE_END = "</S>"
+BILM_TF_UNKNOWN = "<UNK>"
+# The vocabulary namespace of the words the biLM predicts.
+TARGET_NAMESPACE = "tokens"
+# What becomes of a sentence over the most tokens: skipped, or split into pieces.
+LONG_SENTENCES = ("skip", "split")
+# Lines longer than this are skipped, read in bounded pieces.
+MAX_LINE_BYTES = 1_000_000
 
 # Each returns a binary file object (typeshed types them GzipFile, LZMAFile, BZ2File, not IO).
 _OPENERS: Dict[str, Callable[..., Any]] = {
@@ -143,7 +159,7 @@ def _bounded_lines(handle: IO[bytes], max_bytes: int) -> Iterator[Tuple[bytes, b
 def read_sentences(
     files: List[str],
     statistics: CorpusStatistics,
-    max_line_bytes: int = 1_000_000,
+    max_line_bytes: int = MAX_LINE_BYTES,
     max_sentence_length: Optional[int] = None,
     split_long_sentences: bool = False,
 ) -> Iterator[List[str]]:

@@ -6,17 +6,20 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, DEFAULT_PADDING_TOKEN, Vocabulary
 
 from elmo_plugin.elmo.package_files import local_file
-from elmo_plugin.lm.corpus import CorpusStatistics, check_not_empty, corpus_files, read_sentences
-from elmo_plugin.lm.dataset_readers.bilm_corpus import (
+from elmo_plugin.lm.corpus import (
+    BILM_TF_UNKNOWN,
     LONG_SENTENCES,
+    MAX_LINE_BYTES,
     SENTENCE_END,
     SENTENCE_START,
     TARGET_NAMESPACE,
+    CorpusStatistics,
+    check_not_empty,
+    corpus_files,
+    read_sentences,
 )
 
 logger = logging.getLogger(__name__)
-
-BILM_TF_UNKNOWN = "<UNK>"
 
 
 @Vocabulary.register("from_corpus", constructor="from_corpus")
@@ -61,7 +64,7 @@ class CorpusVocabulary(Vocabulary):
         min_count: int = 1,
         max_vocab_size: Optional[int] = None,
         max_sentence_length: Optional[int] = None,
-        max_line_bytes: int = 1_000_000,
+        max_line_bytes: int = MAX_LINE_BYTES,
         long_sentences: str = "skip",
     ) -> "CorpusVocabulary":
         if vocab_file is not None and corpus is None:

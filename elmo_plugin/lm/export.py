@@ -15,7 +15,7 @@ from allennlp.models import Model
 from elmo_plugin.archives import load_checked_archive
 from elmo_plugin.elmo.atomic_files import refuse_overwriting
 from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME, save_bilm
-from elmo_plugin.lm.dataset_readers.bilm_corpus import TARGET_NAMESPACE
+from elmo_plugin.lm.corpus import TARGET_NAMESPACE
 from elmo_plugin.lm.models import BilmLanguageModel
 from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME, write_softmax
 

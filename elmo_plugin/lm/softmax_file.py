@@ -16,7 +16,7 @@ from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
 from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.elmo.package_files import local_file
-from elmo_plugin.lm.corpus_vocabulary import BILM_TF_UNKNOWN
+from elmo_plugin.lm.corpus import BILM_TF_UNKNOWN
 
 SOFTMAX_NAME = "softmax.hdf5"
 VOCAB_NAME = "vocab.txt"

@@ -2,13 +2,14 @@
 What `allennlp predict` gives each of our predictors: one JSON object a line (`load_line`).
 A line that is not JSON, not an object (`null`, a number, an array, a string), or holds a
 string that is not valid Unicode (a lone surrogate such as `"\\ud800"`, which JSON allows and
-spaCy and the tokenizers cannot encode) is a `ValueError` quoting the line, at most 200
+spaCy and the tokenizers cannot encode) is a `ConfigurationError` quoting the line, at most 200
 characters of it.
 """
 
 import json
 from typing import Any
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 
 from elmo_plugin.text_files import lone_surrogate, quoted
@@ -19,12 +20,12 @@ def json_object_line(line: str) -> JsonDict:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as error:
-        raise ValueError(
+        raise ConfigurationError(
             f"input line {_quoted(line)}: not JSON ({error.msg} at column {error.colno}); "
             "expected one JSON object a line"
         ) from error
     if not isinstance(value, dict):
-        raise ValueError(
+        raise ConfigurationError(
             f'input line {_quoted(line)}: expected a JSON object such as {{"sentence": ...}}, '
             f"got {_kind(value)}"
         )
@@ -33,12 +34,12 @@ def json_object_line(line: str) -> JsonDict:
 
 
 def check_unicode(value: Any, where: str, path: str = "") -> None:
-    """A `ValueError` naming `where` and the key path of the first string in `value` (a JSON
+    """A `ConfigurationError` naming `where` and the key path of the first string in `value` (a JSON
     value) that holds a lone surrogate."""
     if isinstance(value, str):
         problem = lone_surrogate(value)
         if problem is not None:
-            raise ValueError(f"{where}: {path or 'the text'} {problem}")
+            raise ConfigurationError(f"{where}: {path or 'the text'} {problem}")
     elif isinstance(value, dict):
         for key, item in value.items():
             check_unicode(item, where, f"{path}[{key!r}]" if path else repr(key))

@@ -116,11 +116,11 @@ def test_help_states_each_default_once(monkeypatch, capsys):
 
 
 def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elmo_options):
-    from elmo_plugin.commands import elmo_embed
+    from elmo_plugin import embeddings_file
 
     totals = []
-    real_tqdm = elmo_embed.Tqdm.tqdm
-    monkeypatch.setattr(elmo_embed.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    real_tqdm = embeddings_file.Tqdm.tqdm
+    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
     embed_file(load_bilm(elmo_options, None), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), batch_size=2)
     assert totals == [2]
@@ -167,11 +167,11 @@ def _pipe_with(data: bytes) -> str:
 
 
 def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(monkeypatch, tmp_path, elmo_options, elmo_weights):
-    from elmo_plugin.commands import elmo_embed
+    from elmo_plugin import embeddings_file
 
     totals = []
-    real_tqdm = elmo_embed.Tqdm.tqdm
-    monkeypatch.setattr(elmo_embed.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    real_tqdm = embeddings_file.Tqdm.tqdm
+    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
     pipe = _pipe_with(b"a b\nc\nd e f\n")
     count = embed_file(load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2)
     assert count == 3 and totals == [None]

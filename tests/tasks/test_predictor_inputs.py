@@ -21,20 +21,20 @@ def _load_line(name, line):
 @pytest.mark.parametrize("line,got", [("null", "null"), ("3.5", "a number"), ('["a", "b"]', "an array"),
                                       ('"text"', "a string"), ("true", "true or false")])
 def test_a_line_that_is_not_a_json_object_is_named(name, line, got):
-    with pytest.raises(ValueError, match=re.escape(f"input line {line!r}: expected a JSON object") + f".*got {got}"):
+    with pytest.raises(ConfigurationError, match=re.escape(f"input line {line!r}: expected a JSON object") + f".*got {got}"):
         _load_line(name, line + "\n")
 
 
 @pytest.mark.parametrize("name", PREDICTORS)
 def test_a_lone_surrogate_is_named_with_its_key(name):
-    with pytest.raises(ValueError, match=r"'sentence' holds a lone surrogate \\ud800"):
+    with pytest.raises(ConfigurationError, match=r"'sentence' holds a lone surrogate \\ud800"):
         _load_line(name, '{"sentence": "a \\ud800 b"}')
-    with pytest.raises(ValueError, match=r"'tokens'\[1\] holds a lone surrogate"):
+    with pytest.raises(ConfigurationError, match=r"'tokens'\[1\] holds a lone surrogate"):
         _load_line(name, '{"tokens": ["a", "\\udfff"]}')
 
 
 def test_not_json_and_long_lines_are_quoted_bounded():
-    with pytest.raises(ValueError, match="not JSON") as caught:
+    with pytest.raises(ConfigurationError, match="not JSON") as caught:
         _load_line("conll_ner", "{" + "x" * 100_000)
     assert len(str(caught.value)) < 500
     assert _load_line("conll_ner", '{"sentence": "fine"}') == {"sentence": "fine"}
@@ -48,7 +48,7 @@ def test_not_json_and_long_lines_are_quoted_bounded():
     ({"verbs": [1]}, "'verbs' must be a list of words"),
 ])
 def test_srl_predicates_must_be_integers_or_words(inputs, expected):
-    with pytest.raises(ValueError, match=expected):
+    with pytest.raises(ConfigurationError, match=expected):
         _predicate_indices(inputs, ["He", "said", "so"])
     assert _predicate_indices({"predicate_indices": [1]}, ["He", "said", "so"]) == [1]
     assert _predicate_indices({"verbs": ["said"]}, ["He", "said", "so"]) == [1]
@@ -60,7 +60,7 @@ def test_srl_and_ner_sentences_and_tokens_must_be_text():
 
     srl, ner = object.__new__(DeepSrlPredictor), object.__new__(ConllNerPredictor)
     for inputs in ({"sentence": 3}, {"tokens": "a b"}, {"tokens": [1, 2]}):
-        with pytest.raises(ValueError, match="must be a"):
+        with pytest.raises(ConfigurationError, match="must be a"):
             srl._words(inputs)
         with pytest.raises(ConfigurationError, match="must be a"):
             ner._tokens(inputs)

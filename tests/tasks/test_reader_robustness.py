@@ -37,14 +37,14 @@ def read(name, path, **kwargs):
 def test_an_empty_or_blank_file_is_an_error_naming_it(tmp_path, name, content):
     path = tmp_path / "empty.data"
     path.write_bytes(content)
-    with pytest.raises((ConfigurationError, ValueError), match=r"empty.data.*(no |not valid|invalid JSON)"):
+    with pytest.raises(ConfigurationError, match=r"empty.data.*(no |not valid|invalid JSON)"):
         read(name, path)
 
 
 def test_squad_with_no_articles_is_an_error_naming_the_file(tmp_path):
     path = tmp_path / "empty.json"
     path.write_text('{"version": "1.1", "data": []}')
-    with pytest.raises((ConfigurationError, ValueError), match=r"empty.json: no questions"):
+    with pytest.raises(ConfigurationError, match=r"empty.json: no questions"):
         read("squad", path)
 
 
@@ -178,7 +178,7 @@ def test_a_lone_surrogate_in_squad_names_file_and_record(tmp_path):
     data["data"][0]["paragraphs"][0]["qas"][0]["question"] = "what \ud800 ?"
     path = tmp_path / "surrogate.json"
     path.write_text(json.dumps(data))  # json escapes it as \ud800
-    with pytest.raises(ValueError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"):
+    with pytest.raises(ConfigurationError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"):
         read("squad", path)
 
 
@@ -188,6 +188,6 @@ def test_squad_errors_quote_a_huge_title_bounded(tmp_path):
     data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = "0"
     path = tmp_path / "huge_title.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=r"huge_title.json: article 0 .*answer_start") as caught:
+    with pytest.raises(ConfigurationError, match=r"huge_title.json: article 0 .*answer_start") as caught:
         read("squad", path)
     assert len(str(caught.value)) < 1000

@@ -14,15 +14,23 @@ from allennlp.data.vocabulary import DEFAULT_PADDING_TOKEN
 from overrides import overrides
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY
-from elmo_plugin.lm.corpus import CorpusStatistics, check_not_empty, corpus_files, read_sentences
+
+# The language model's constants live in `corpus`; imported from here too by older importers.
+from elmo_plugin.lm.corpus import (
+    LONG_SENTENCES,
+    MAX_LINE_BYTES,
+    SENTENCE_END,
+    SENTENCE_START,
+    TARGET_NAMESPACE,
+    CorpusStatistics,
+    check_not_empty,
+    corpus_files,
+    read_sentences,
+)
 
 logger = logging.getLogger(__name__)
 
-SENTENCE_START = "<S>"
-SENTENCE_END = "</S>"
-TARGET_NAMESPACE = "tokens"
 _MODES = ("sentences", "packed")
-LONG_SENTENCES = ("skip", "split")
 
 
 @DatasetReader.register("bilm_corpus")
@@ -88,7 +96,7 @@ class BilmCorpusReader(DatasetReader):
         mode: str = "sentences",
         max_sentence_length: Optional[int] = None,
         long_sentences: str = "skip",
-        max_line_bytes: int = 1_000_000,
+        max_line_bytes: int = MAX_LINE_BYTES,
         window_length: int = 20,
         num_lanes: int = 128,
         **kwargs,

@@ -16,6 +16,7 @@ import pytest
 from allennlp.commands import main
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
@@ -130,7 +131,7 @@ def test_predictor_from_the_archive(train):
         [{"sentence1": "A dog runs .", "sentence2": "A cat sleeps ."}, {"premise": "A b .", "hypothesis": "C ."}]
     )
     assert [len(p["label_probs"]) for p in batch] == [3, 3]
-    with pytest.raises(ValueError, match=r"expected one of the keys \['hypothesis', 'sentence2'\]"):
+    with pytest.raises(ConfigurationError, match=r"expected one of the keys \['hypothesis', 'sentence2'\]"):
         predictor.predict_json({"premise": "A dog runs ."})
 
 

@@ -158,7 +158,7 @@ def test_reads_every_question_of_the_fixed_train_split():
 )
 def test_malformed_records_name_the_file_and_the_record(tmp_path, qas, context, message):
     path = squad_file(tmp_path, qas, context=context, title="Broken_Article")
-    with pytest.raises(ValueError) as error:
+    with pytest.raises(ConfigurationError) as error:
         list(SquadV1Reader().read(path))
     assert path in str(error.value)
     assert "article 0 ('Broken_Article')" in str(error.value)
@@ -168,17 +168,17 @@ def test_malformed_records_name_the_file_and_the_record(tmp_path, qas, context, 
 def test_invalid_json_and_non_utf8_name_the_file_and_position(tmp_path):
     bad_json = tmp_path / "bad.json"
     bad_json.write_text('{"data": [\n{"title": "x",,}]}', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bad\.json: invalid JSON at line 2, column 15"):
+    with pytest.raises(ConfigurationError, match=r"bad\.json: invalid JSON at line 2, column 15"):
         list(SquadV1Reader().read(str(bad_json)))
 
     latin1 = tmp_path / "latin1.json"
     latin1.write_bytes('{"data": []}\n"café"'.encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin1\.json: not UTF-8 text \(byte 17, line 2"):
+    with pytest.raises(ConfigurationError, match=r"latin1\.json: not UTF-8 text \(byte 17, line 2"):
         list(SquadV1Reader().read(str(latin1)))
 
     not_squad = tmp_path / "list.json"
     not_squad.write_text("[1, 2]", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"list\.json: expected the SQuAD layout"):
+    with pytest.raises(ConfigurationError, match=r"list\.json: expected the SQuAD layout"):
         list(SquadV1Reader().read(str(not_squad)))
 
 

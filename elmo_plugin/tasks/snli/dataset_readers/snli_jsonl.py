@@ -1,6 +1,6 @@
 import json
 import logging
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, cast
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance
@@ -126,8 +126,8 @@ class SnliJsonlReader(DatasetReader):
         premise_tokens = self._tokenize(premise, f"{where}: sentence1")
         hypothesis_tokens = self._tokenize(hypothesis, f"{where}: sentence2")
         fields: Dict[str, Field] = {
-            "premise": TextField(premise_tokens, self._token_indexers),
-            "hypothesis": TextField(hypothesis_tokens, self._token_indexers),
+            "premise": TextField(premise_tokens),
+            "hypothesis": TextField(hypothesis_tokens),
             "metadata": MetadataField(
                 {
                     "premise_tokens": [token.text for token in premise_tokens],
@@ -138,6 +138,11 @@ class SnliJsonlReader(DatasetReader):
         if label is not None:
             fields["label"] = LabelField(label)
         return Instance(fields)
+
+    @overrides
+    def apply_token_indexers(self, instance: Instance) -> None:
+        cast(TextField, instance["premise"]).token_indexers = self._token_indexers
+        cast(TextField, instance["hypothesis"]).token_indexers = self._token_indexers
 
     def _tokenize(self, sentence: str, where: str) -> List[Token]:
         tokens = self._tokenizer.tokenize(sentence)

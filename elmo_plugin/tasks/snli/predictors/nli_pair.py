@@ -1,6 +1,7 @@
 from typing import List
 
 import numpy
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.data.fields import LabelField
@@ -64,6 +65,6 @@ def _first_present(json_dict: JsonDict, keys) -> str:
         if key in json_dict:
             value = json_dict[key]
             if not isinstance(value, str):
-                raise ValueError(f'"{key}" should be a string, got {type(value).__name__}')
+                raise ConfigurationError(f'"{key}" should be a string, got {type(value).__name__}')
             return value
-    raise ValueError(f"expected one of the keys {list(keys)} in {json_dict}")
+    raise ConfigurationError(f"expected one of the keys {list(keys)} in {json_dict}")

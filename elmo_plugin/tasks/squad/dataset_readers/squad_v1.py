@@ -3,6 +3,7 @@ import logging
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import IndexField, MetadataField, TextField
@@ -46,7 +47,7 @@ class SquadV1Reader(DatasetReader):
     when it starts past the cut; with `skip_answers_outside_passage` (for the training reader)
     such questions are skipped and counted instead.
 
-    Malformed input raises a `ValueError` naming the file and the record.
+    Malformed input raises a `ConfigurationError` naming the file and the record.
 
     Registered as a `DatasetReader` with name "squad_v1".
 
@@ -131,9 +132,11 @@ class SquadV1Reader(DatasetReader):
     def _tokenize_passage(self, context: str, where: str) -> List[Token]:
         tokens = self._tokenizer.tokenize(context)
         if not tokens:
-            raise ValueError(f"{where}: the context has no tokens")
+            raise ConfigurationError(f"{where}: the context has no tokens")
         if any(token.idx is None for token in tokens):
-            raise ValueError(f"{where}: the tokenizer must set each token's character offset (idx)")
+            raise ConfigurationError(
+                f"{where}: the tokenizer must set each token's character offset (idx)"
+            )
         return tokens
 
     def _cut_passage(self, tokens: List[Token], where: str) -> List[Token]:
@@ -197,16 +200,16 @@ class SquadV1Reader(DatasetReader):
             )
         question_tokens = self._tokenizer.tokenize(question)
         if not question_tokens:
-            raise ValueError(f"question {quoted(question_id)}: the question has no tokens")
+            raise ConfigurationError(f"question {quoted(question_id)}: the question has no tokens")
         question_tokens = truncate_long(
             question_tokens,
             self._question_length_limit,
             where or f"question {quoted(question_id)}",
             "question",
         )
-        passage_field = TextField(passage_tokens, self._token_indexers)
+        passage_field = TextField(passage_tokens)
         fields: Dict[str, Any] = {
-            "question": TextField(question_tokens, self._token_indexers),
+            "question": TextField(question_tokens),
             "passage": passage_field,
         }
         offsets = [token_offsets(token) for token in passage_tokens]
@@ -255,24 +258,25 @@ def most_common_answer_span(answers: List[Dict[str, Any]]) -> Tuple[int, int]:
 
 
 def load_squad_json(local_path: str, file_path: str) -> List[Dict[str, Any]]:
-    """The `data` list of a SQuAD JSON file; `ValueError` naming the file when it is unreadable."""
+    """The `data` list of a SQuAD JSON file; a `ConfigurationError` naming the file when it is
+    unreadable."""
     with open(local_path, "rb") as file:
         raw = file.read()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        raise ValueError(
+        raise ConfigurationError(
             f"{file_path}: not UTF-8 text (byte {error.start}, line {line}: {error.reason})"
         ) from error
     try:
         dataset = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(
+        raise ConfigurationError(
             f"{file_path}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
         ) from error
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
-        raise ValueError(
+        raise ConfigurationError(
             f'{file_path}: expected the SQuAD layout {{"version": ..., "data": [articles]}}'
         )
     return dataset["data"]
@@ -307,10 +311,10 @@ def _checked_question(
     where = f"{paragraph_where}, question {quoted(question_id)}"
     question = _expect(qa.get("question"), str, where, 'a "question" string')
     if qa.get("is_impossible"):
-        raise ValueError(f"{where}: unanswerable (SQuAD 2.0) questions are not supported")
+        raise ConfigurationError(f"{where}: unanswerable (SQuAD 2.0) questions are not supported")
     answers = _expect(qa.get("answers"), list, where, 'an "answers" list')
     if not answers:
-        raise ValueError(f"{where}: no reference answers")
+        raise ConfigurationError(f"{where}: no reference answers")
     for answer in answers:
         _check_answer(answer, context, where)
     return {
@@ -328,11 +332,13 @@ def _check_answer(answer: Any, context: str, where: str) -> None:
     text = _expect(answer.get("text"), str, where, 'an answer "text" string')
     start = answer.get("answer_start")
     if not isinstance(start, int) or isinstance(start, bool):
-        raise ValueError(f'{where}: expected an integer "answer_start", got {quoted(start)}')
+        raise ConfigurationError(
+            f'{where}: expected an integer "answer_start", got {quoted(start)}'
+        )
     if not text.strip():
-        raise ValueError(f"{where}: empty answer text")
+        raise ConfigurationError(f"{where}: empty answer text")
     if start < 0 or start + len(text) > len(context):
-        raise ValueError(
+        raise ConfigurationError(
             f"{where}: answer {quoted(text)} at characters [{start}, {start + len(text)}) lies "
             f"outside the context of {len(context)} characters"
         )
@@ -342,8 +348,8 @@ def _check_answer(answer: Any, context: str, where: str) -> None:
 
 def _expect(value: Any, expected_type: type, where: str, what: str) -> Any:
     if not isinstance(value, expected_type):
-        raise ValueError(f"{where}: expected {what}, got {type(value).__name__}")
+        raise ConfigurationError(f"{where}: expected {what}, got {type(value).__name__}")
     problem = lone_surrogate(value) if isinstance(value, str) else None
     if problem is not None:
-        raise ValueError(f"{where}: {what} {problem}")
+        raise ConfigurationError(f"{where}: {what} {problem}")
     return value

@@ -1,5 +1,6 @@
 from typing import List, cast
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
@@ -33,7 +34,7 @@ class SquadAnswerPredictor(Predictor):
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         for key in ("question", "passage"):
             if not isinstance(json_dict.get(key), str):
-                raise ValueError(
+                raise ConfigurationError(
                     f'expected a "{key}" string in the input, got keys {sorted(json_dict)}'
                 )
         reader = cast(SquadV1Reader, self._dataset_reader)
@@ -43,10 +44,13 @@ class SquadAnswerPredictor(Predictor):
 
     @overrides
     def predict_instance(self, instance: Instance) -> JsonDict:
+        self._dataset_reader.apply_token_indexers(instance)
         return _answer_only(self._model.forward_on_instance(instance))
 
     @overrides
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
+        for instance in instances:
+            self._dataset_reader.apply_token_indexers(instance)
         return [_answer_only(output) for output in self._model.forward_on_instances(instances)]
 
 

@@ -15,7 +15,10 @@ from elmo_plugin.tasks.reading import (
     LongSkipper,
     require_some,
 )
-from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
+from elmo_plugin.tasks.srl.dataset_readers.srl_instance import (
+    attach_token_indexers,
+    srl_instance,
+)
 from elmo_plugin.tasks.srl.label_modes import SPAN_LABELS
 from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
 
@@ -148,14 +151,11 @@ class ConllSrlColumnsReader(DatasetReader):
     def text_to_instance(
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:
-        return srl_instance(
-            words,
-            predicate_index,
-            self._token_indexers,
-            self._label_mode,
-            self._label_namespace,
-            tags,
-        )
+        return srl_instance(words, predicate_index, self._label_mode, self._label_namespace, tags)
+
+    @overrides
+    def apply_token_indexers(self, instance: Instance) -> None:
+        attach_token_indexers(instance, self._token_indexers)
 
 
 def _sentences(lines: Iterable[str]) -> Iterator[List[Tuple[int, List[str]]]]:

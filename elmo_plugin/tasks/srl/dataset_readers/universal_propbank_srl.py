@@ -18,7 +18,10 @@ from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
     PropbankSentence,
     read_propbank_conllu,
 )
-from elmo_plugin.tasks.srl.dataset_readers.srl_instance import srl_instance
+from elmo_plugin.tasks.srl.dataset_readers.srl_instance import (
+    attach_token_indexers,
+    srl_instance,
+)
 from elmo_plugin.tasks.srl.dependency_spans import dependency_subtrees
 from elmo_plugin.tasks.srl.label_modes import label_mode as label_mode_named
 
@@ -125,11 +128,8 @@ class UniversalPropbankSrlReader(DatasetReader):
     def text_to_instance(
         self, words: List[str], predicate_index: int, tags: Optional[List[str]] = None
     ) -> Instance:
-        return srl_instance(
-            words,
-            predicate_index,
-            self._token_indexers,
-            self._label_mode,
-            self._label_namespace,
-            tags,
-        )
+        return srl_instance(words, predicate_index, self._label_mode, self._label_namespace, tags)
+
+    @overrides
+    def apply_token_indexers(self, instance: Instance) -> None:
+        attach_token_indexers(instance, self._token_indexers)

@@ -1,5 +1,6 @@
 from typing import List, Optional, cast
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
@@ -50,6 +51,8 @@ class DeepSrlPredictor(Predictor):
         words = self._words(inputs)
         predicate_indices = _predicate_indices(inputs, words)
         instances = [self._dataset_reader.text_to_instance(words, i) for i in predicate_indices]
+        for instance in instances:
+            self._dataset_reader.apply_token_indexers(instance)
         outputs = self._model.forward_on_instances(instances) if instances else []
         verbs = [
             {
@@ -76,13 +79,17 @@ class DeepSrlPredictor(Predictor):
         if "tokens" in inputs:
             tokens = inputs["tokens"]
             if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-                raise ValueError(f"'tokens' must be a list of strings, got {quoted(tokens)}")
+                raise ConfigurationError(
+                    f"'tokens' must be a list of strings, got {quoted(tokens)}"
+                )
             return tokens
         if "sentence" in inputs:
             if not isinstance(inputs["sentence"], str):
-                raise ValueError(f"'sentence' must be a string, got {quoted(inputs['sentence'])}")
+                raise ConfigurationError(
+                    f"'sentence' must be a string, got {quoted(inputs['sentence'])}"
+                )
             return [token.text for token in self._tokenizer()(inputs["sentence"])]
-        raise ValueError(
+        raise ConfigurationError(
             f"expected a 'sentence' or 'tokens' key in the input, found {sorted(inputs)}"
         )
 
@@ -98,13 +105,13 @@ def _predicate_indices(inputs: JsonDict, words: List[str]) -> List[int]:
     if "predicate_indices" in inputs:
         indices = inputs["predicate_indices"]
         if not isinstance(indices, list) or not all(_is_int(i) for i in indices):
-            raise ValueError(
+            raise ConfigurationError(
                 "'predicate_indices' must be a list of 0-based word indices (integers), "
                 f"got {quoted(indices)}"
             )
         for i in indices:
             if not 0 <= i < len(words):
-                raise ValueError(
+                raise ConfigurationError(
                     f"predicate index {i} is outside the sentence of {len(words)} words "
                     f"{quoted(words)}"
                 )
@@ -112,10 +119,10 @@ def _predicate_indices(inputs: JsonDict, words: List[str]) -> List[int]:
     if "verbs" in inputs:
         verbs = inputs["verbs"]
         if not isinstance(verbs, list) or not all(isinstance(v, str) for v in verbs):
-            raise ValueError(f"'verbs' must be a list of words, got {quoted(verbs)}")
+            raise ConfigurationError(f"'verbs' must be a list of words, got {quoted(verbs)}")
         wanted = set(verbs)
         return [i for i, word in enumerate(words) if word in wanted]
-    raise ValueError(
+    raise ConfigurationError(
         "the input names no predicates: give 'predicate_indices' (0-based word indices) or "
         "'verbs' (words)"
     )
