@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.conftest import PROJECT_ROOT
 
@@ -53,6 +54,12 @@ def wheel(tmp_path_factory):
     return next((root / "dist").glob("elmo_plugin-*.whl"))
 
 
+# The README's user install is the current profile's (torch >= 2.6): the allennlp-2.10
+# profile's environment, torch 1.12, cannot satisfy the `current` extra, by design.
+CURRENT_TORCH = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 6)
+
+
+@pytest.mark.skipif(not CURRENT_TORCH, reason="the README's user install is the current profile's")
 def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
     commands = _readme_user_commands()
     assert commands == [
