@@ -44,12 +44,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
-# The gates on the library: formatting (black), lint (flake8) and types (mypy), configured in
-# pyproject.toml and setup.cfg. The tools are pinned in the current profile only.
+# The gates: formatting (black) and lint (flake8) on the library, the benchmarks, the experiments
+# and the scripts; types (mypy) on the library. Configured in pyproject.toml and setup.cfg.
+# The tools are pinned in the current profile only.
 ifeq ($(PROFILE),current)
 lint: $(STAMP)
-	$(BIN)/black --check elmo_plugin
-	$(BIN)/flake8 elmo_plugin
+	$(BIN)/black --check elmo_plugin benchmarks experiments scripts
+	$(BIN)/flake8 elmo_plugin benchmarks experiments scripts
 	$(BIN)/mypy elmo_plugin
 else
 lint:

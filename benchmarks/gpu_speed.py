@@ -11,11 +11,12 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
    clipping, 2048-filter CNN, 2 highway layers, dropout 0.1; 8,192 sampled negatives over a
    793,471-word softmax, the 1B Word Benchmark vocabulary's size, with the sparse softmax
    gradient; Adagrad 0.2; gradient norm 10 as the `sparse_gradient_descent` trainer clips it;
-   packed windows of 20 tokens), one step as AllenNLP's trainer takes it (the batch copied to the GPU, forward, backward, gradient norm read back,
-   optimizer step, loss and metrics read back), at 128, 512 and 2,048 lanes, in float32, TF32
-   and bfloat16: tokens per second, peak GPU memory, and kernel launches and host reads per
-   step (one profiled step). Beside them the same step with the packed LSTM path (the CPU's,
-   the GPU's before the fused path) and with the dense softmax gradient.
+   packed windows of 20 tokens), one step as AllenNLP's trainer takes it (the batch copied to
+   the GPU, forward, backward, gradient norm read back, optimizer step, loss and metrics read
+   back), at 128, 512 and 2,048 lanes, in float32, TF32 and bfloat16: tokens per second, peak
+   GPU memory, and kernel launches and host reads per step (one profiled step). Beside them the
+   same step with CUDA graphs, with the packed LSTM path (the CPU's, the GPU's before the fused
+   path) and with the dense softmax gradient.
 3. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
    per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
    projection clipping, so it is not ELMo's function).
@@ -351,10 +352,8 @@ def profile_table(options, vocabulary_size, num_samples, sentences, lane_counts,
             synchronize(device)
         wall = (time.perf_counter() - start) / 3
         events = profiler.key_averages()
-        gpu_us = sum(e.self_device_time_total for e in events) / 3
-        print(
-            f"\n## Profile, {lanes} lanes, bfloat16: {wall * 1000:.1f} ms wall a step (profiled), GPU busy {gpu_us / 1000:.1f} ms"
-        )
+        # The GPU's busy time is the tables' "Self CUDA time total" (over the 3 steps).
+        print(f"\n## Profile, {lanes} lanes, bfloat16: {wall * 1000:.1f} ms wall a step (profiled)")
         print(
             events.table(sort_by="self_device_time_total", row_limit=14, max_name_column_width=48)
         )
@@ -368,7 +367,8 @@ def profile_table(options, vocabulary_size, num_samples, sentences, lane_counts,
 
 def cudnn_table(lane_counts, cell: int, projection: int, device: str, steps: int) -> None:
     print(
-        f"\n## cuDNN's LSTM with projections (2 layers x 2 directions, {cell} -> {projection}, 20 steps, bfloat16)"
+        f"\n## cuDNN's LSTM with projections (2 layers x 2 directions, {cell} -> {projection}, "
+        "20 steps, bfloat16)"
     )
     print("| lanes | tokens/s | ms/step |")
     print("|---|---|---|")

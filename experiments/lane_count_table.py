@@ -15,7 +15,6 @@ import shutil
 import sys
 from typing import Dict, List
 
-
 RECORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "lane_count")
 
 
@@ -45,13 +44,15 @@ def run_row(directory: str) -> Dict:
 
 def table(rows: List[Dict]) -> str:
     lines = [
-        "| lanes | learning rate | tokens | steps | held-out perplexity (fwd / bwd / both) | training time |",
+        "| lanes | learning rate | tokens | steps | held-out perplexity (fwd / bwd / both) "
+        "| training time |",
         "|---|---|---|---|---|---|",
     ]
     for row in sorted(rows, key=lambda r: (r["lanes"], r["lr"])):
         lines.append(
             f"| {row['lanes']} | {row['lr']} | {row['tokens']:,} | {row['steps']} | "
-            f"{row['forward']:.1f} / {row['backward']:.1f} / {row['both']:.1f} | {row['duration']} |"
+            f"{row['forward']:.1f} / {row['backward']:.1f} / {row['both']:.1f} | "
+            f"{row['duration']} |"
         )
     return "\n".join(lines)
 
@@ -70,7 +71,9 @@ def render(finished: List[str]) -> str:
         "tokens, Adagrad, gradient norm 10, sparse softmax gradient, bfloat16), the same number "
         "of training tokens at each lane count; held-out perplexity with the full softmax on the "
         "first 1,000 sentences of the Wikipedia valid split (`experiments/lane_count.sh`, current "
-        "profile, one thread a run).\n\n" + table([run_row(directory) for directory in finished]) + "\n"
+        "profile, one thread a run).\n\n"
+        + table([run_row(directory) for directory in finished])
+        + "\n"
     )
 
 

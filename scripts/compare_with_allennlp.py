@@ -3,6 +3,7 @@ prints how far apart the vectors are.
 
     python scripts/compare_with_allennlp.py MODEL_DIR SENTENCES_FILE
 """
+
 import os
 import sys
 import warnings
@@ -24,5 +25,7 @@ with open(sentences_file, encoding="utf-8") as text:
 with torch.no_grad():
     ours = Elmo(options, weights, 1, dropout=0.0)(ids)["elmo_representations"][0]
     stock = AllenNlpElmo(options, weights, 1, dropout=0.0)(ids)["elmo_representations"][0]
-print(f"our Elmo and AllenNLP's on {ids.size(0)} sentences: vectors {tuple(ours.shape)}, "
-      f"largest difference {float((ours - stock).abs().max()):.1e}")
+print(
+    f"our Elmo and AllenNLP's on {ids.size(0)} sentences: vectors {tuple(ours.shape)}, "
+    f"largest difference {float((ours - stock).abs().max()):.1e}"
+)

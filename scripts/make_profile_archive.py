@@ -9,6 +9,7 @@ biLM on the bundled CoNLL-2003 slice, and records its logits and tags on the tes
 Writes fixtures/archives/<profile>/model.tar.gz and predictions.json (paths in the archive's
 config are relative to the project root, where the tests run).
 """
+
 import json
 import os
 import platform
@@ -57,7 +58,10 @@ def main() -> None:
     }
     with open(os.path.join(target, "predictions.json"), "w") as handle:
         json.dump(recorded, handle, indent=1)
-    print(f"wrote {target}/model.tar.gz and predictions.json (Python {recorded['python']}, torch {recorded['torch']})")
+    print(
+        f"wrote {target}/model.tar.gz and predictions.json "
+        f"(Python {recorded['python']}, torch {recorded['torch']})"
+    )
 
 
 if __name__ == "__main__":

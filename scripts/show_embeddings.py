@@ -1,4 +1,5 @@
 """Prints what `allennlp elmo-embed` wrote: each sentence's dataset shape and its first words."""
+
 import json
 import sys
 
@@ -12,4 +13,6 @@ with h5py.File(embeddings_file, "r") as embeddings, open(sentences_file, encodin
     for name in names[:5]:
         words = lines[int(name)].split()
         print(f"  {name:>3} {str(embeddings[name].shape):<16} {' '.join(words[:8])} ...")
-    print(f"  ... sentence_to_index maps {len(json.loads(embeddings['sentence_to_index'][0]))} texts")
+    print(
+        f"  ... sentence_to_index maps {len(json.loads(embeddings['sentence_to_index'][0]))} texts"
+    )

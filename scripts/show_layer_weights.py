@@ -1,4 +1,5 @@
 """Prints the ELMo layer weights a task model learned, from its metrics.json."""
+
 import json
 import sys
 import warnings
@@ -18,6 +19,10 @@ for key, value in metrics.items():
 print("learned ELMo mix (softmax-normalised layer weights, and gamma):")
 for key, (label, value) in sorted(weights.items()):
     print(f"  {label:<16} {value:.4f}")
-scores = {k: v for k, v in metrics.items() if k.startswith("test_f1") or k.startswith("best_validation_f1")}
+scores = {
+    k: v
+    for k, v in metrics.items()
+    if k.startswith("test_f1") or k.startswith("best_validation_f1")
+}
 for key, value in sorted(scores.items()):
     print(f"  {key}: {value:.4f}")
