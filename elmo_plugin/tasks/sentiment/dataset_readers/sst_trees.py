@@ -116,17 +116,21 @@ class SstTreesReader(DatasetReader):
     `Instance` with a `TextField` "tokens", a `LabelField` "label" (when there is a label) and
     a `MetadataField` "metadata" holding the "words".
 
-    The instances are those of allennlp-models' `sst_tokens` reader (same sentences, labels,
-    granularities and subtrees in the same order), whose design this follows; it is not a
-    dependency here. What ours adds: a malformed tree (unbalanced brackets, a label outside
-    0-4, a node without words, text after the tree) is a `ConfigurationError` naming the file
-    and line, where `sst_tokens` raises nltk's `ValueError` naming neither; bytes that are not
-    UTF-8, a line over `MAX_LINE_BYTES` and a file with no tree are errors too; the PTB escapes
-    (`-LRB-`, `-RRB-`, `\\/`, `\\*`) are undone (`unescape_ptb`), so the words are what a user
-    types to the predictor and what the biLM read; a leaf is one word even with a no-break
-    space in it (`2\\xa01\\/2`, which nltk splits in two); an over-long sentence is cut with a
-    warning; the tree is parsed without recursion (no nltk); and `text_to_instance` takes
-    strings or `Token`s with an optional label, as the predictor needs.
+    The instances are those of allennlp-models' `sst_tokens` reader, whose design this follows
+    (it is not a dependency here): with `unescape_ptb=False`, every instance of SST's train
+    and dev files, roots and phrases, 5- and 2-class, has the words and label of `sst_tokens`'
+    in the same order, but the three train sentences with a no-break space (below).
+
+    What ours adds: a malformed tree (unbalanced brackets, a label outside 0-4, a node without
+    words, text after the tree) is a `ConfigurationError` naming the file and line, where
+    `sst_tokens` raises nltk's `ValueError` naming neither; bytes that are not UTF-8, a line
+    over `MAX_LINE_BYTES` and a file with no tree are errors too; the PTB escapes (`-LRB-`,
+    `-RRB-`, `\\/`, `\\*`) are undone (`unescape_ptb`), so the words are what a user types to
+    the predictor (the shipped biLM's vocabulary has `(`, not `-LRB-`); a leaf is one word even
+    with a no-break space in it (`2\\xa01\\/2`, which nltk splits in two); an over-long
+    sentence is cut with a warning; the tree is parsed without recursion (no nltk); and
+    `text_to_instance` takes strings or `Token`s with an optional label, as the predictor
+    needs.
 
     Registered as a `DatasetReader` with name "sst_trees".
 
