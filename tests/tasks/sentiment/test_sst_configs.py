@@ -98,6 +98,10 @@ def test_the_predictor_from_an_archive_outside_the_clone(trained, tmp_path, monk
     prediction = predictor.predict("A warm, funny, engaging film.")
     assert prediction["label"] in LABELS
     assert prediction["tokens"] == ["A", "warm", ",", "funny", ",", "engaging", "film", "."]
+    # allennlp.interpret's input: the instance labelled with the predicted class's index
+    (labeled,) = predictor.json_to_labeled_instances({"sentence": "A warm, funny, engaging film."})
+    probabilities = prediction["class_probabilities"]
+    assert labeled["label"].label == probabilities.index(max(probabilities))
     batch = predictor.predict_batch_json([{"sentence": "Dull ."}, {"tokens": ["Fun", "!"]}])
     assert [len(p["class_probabilities"]) for p in batch] == [5, 5]
     for bad, message in [

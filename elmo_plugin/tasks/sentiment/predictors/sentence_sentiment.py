@@ -26,11 +26,13 @@ class SentenceSentimentPredictor(Predictor):
     `probabilities` (label to probability), `class_probabilities` and `logits` (in vocabulary
     order) and the `tokens`.
 
-    AllenNLP's core `text_classifier` predictor does the same for `{"sentence": ...}` with the
-    reader's tokenizer; ours adds the `"tokens"` input, the label names with their
-    probabilities, and a `ConfigurationError` for an input with neither key or no tokens. It
-    does not subclass it: `text_classifier` calls the reader's `text_to_instance(sentence)`
-    with the raw string, and our `sst_trees` reader takes words (the trees' leaves).
+    AllenNLP's core `text_classifier` predictor does the same for `{"sentence": ...}`; ours
+    adds the `"tokens"` input, the label names with their probabilities, and a
+    `ConfigurationError` for an input with neither key or no tokens. It does not subclass it:
+    for a reader without a tokenizer (ours takes the trees' words) it tokenizes with
+    `SpacyTokenizer()`, which loads spaCy's `en_core_web_sm` model (downloading it when
+    absent; ours needs no model), and its `predictions_to_labeled_instances` reads a `probs`
+    output that a BCN does not give (ours reads `class_probabilities`).
 
     Registered as a `Predictor` with name "sentence_sentiment".
 
