@@ -7,6 +7,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.fields import TextField
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
@@ -17,10 +18,11 @@ READERS = {
     "ner": (Conll2003NerReader, "ner/dev.txt"),
     "snli": (SnliJsonlReader, "snli/dev.jsonl"),
     "squad": (SquadV1Reader, "squad/tiny_train.json"),
+    "sst": (SstTreesReader, "sst/dev.txt"),
     "srl_columns": (ConllSrlColumnsReader, "srl/conll2005_style.txt"),
     "srl_conllu": (UniversalPropbankSrlReader, "srl/up_english_ewt_train_slice.conllu"),
 }
-LINE_READERS = ["ner", "snli", "srl_columns", "srl_conllu"]
+LINE_READERS = ["ner", "snli", "srl_columns", "srl_conllu", "sst"]
 
 
 def fixture_bytes(name):
@@ -98,6 +100,8 @@ def with_a_huge_input(name):
     if name == "snli":
         huge = {"gold_label": "neutral", "sentence1": " ".join(["w"] * HUGE), "sentence2": "w ."}
         return text + json.dumps(huge) + "\n", start
+    if name == "sst":
+        return text + "(2 " + " ".join(f"(2 w{i})" for i in range(HUGE)) + ")\n", start
     if name == "squad":
         data = json.loads(text)
         context = " ".join(["w"] * HUGE)
@@ -109,7 +113,7 @@ def with_a_huge_input(name):
 
 @pytest.mark.parametrize("name", sorted(READERS))
 def test_a_huge_input_is_split_cut_or_skipped_with_a_warning_naming_where(tmp_path, caplog, name):
-    # NER splits, SNLI cuts, SRL skips (see each reader), SQuAD cuts the passage.
+    # NER splits, SNLI and SST cut, SRL skips (see each reader), SQuAD cuts the passage.
     text, start = with_a_huge_input(name)
     path = tmp_path / "huge.data"
     path.write_text(text)

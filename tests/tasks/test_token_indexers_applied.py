@@ -17,6 +17,7 @@ from allennlp.modules.token_embedders import Embedding
 
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.squad.predictors.squad_answer import SquadAnswerPredictor
@@ -37,6 +38,7 @@ def _text_fields(instance):
     [
         (Conll2003NerReader(), (["Peter", "lives", "here"],)),
         (SnliJsonlReader(), ("A dog runs .", "An animal moves .")),
+        (SstTreesReader(), (["A", "lovely", "film"],)),
         (SquadV1Reader(), ("Who won ?", PASSAGE)),
         (UniversalPropbankSrlReader(), (["Bush", "nominated", "them"], 1)),
         (ConllSrlColumnsReader(), (["Bush", "nominated", "them"], 1)),

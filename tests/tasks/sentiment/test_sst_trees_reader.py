@@ -1,0 +1,159 @@
+import logging
+
+import pytest
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Batch, Vocabulary
+from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
+
+from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.tasks.sentiment.dataset_readers.sst_trees import parse_tree, unescape_ptb
+from tests.tasks.sentiment.sst_small_overrides import FIXTURES
+
+TREE = "(3 (2 It) (4 (3 (2 a) (4 (3 lovely) (2 film))) (2 .)))"
+
+
+def write(tmp_path, text, name="trees.txt"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def words(instance):
+    return [token.text for token in instance["tokens"].tokens]
+
+
+def test_reads_the_root_of_every_tree_with_its_label():
+    instances = list(SstTreesReader().read(FIXTURES / "dev.txt"))
+    assert [i["label"].label for i in instances] == ["0", "1", "2", "3", "4"]
+    assert words(instances[0]) == "It 's like watching a nightmare made flesh .".split()
+    assert instances[0]["metadata"]["words"] == words(instances[0])
+    assert len(list(SstTreesReader().read(FIXTURES / "train.txt"))) == 16
+
+
+def test_subtrees_are_every_labelled_node_root_first_in_pre_order(tmp_path):
+    instances = list(SstTreesReader(use_subtrees=True).read(write(tmp_path, TREE + "\n")))
+    phrases = [(i["label"].label, " ".join(words(i))) for i in instances]
+    assert phrases == [
+        ("3", "It a lovely film ."),
+        ("2", "It"),
+        ("4", "a lovely film ."),
+        ("3", "a lovely film"),
+        ("2", "a"),
+        ("4", "lovely film"),
+        ("3", "lovely"),
+        ("2", "film"),
+        ("2", "."),
+    ]
+
+
+@pytest.mark.parametrize(
+    "granularity, labels",
+    [
+        ("5-class", ["0", "1", "2", "3", "4"]),
+        ("3-class", ["0", "0", "1", "2", "2"]),
+        ("2-class", ["0", "0", "1", "1"]),
+    ],
+)
+def test_granularity_maps_the_labels_as_sst_tokens_does(granularity, labels):
+    instances = list(SstTreesReader(granularity=granularity).read(FIXTURES / "dev.txt"))
+    assert [i["label"].label for i in instances] == labels
+
+
+def test_an_unknown_granularity_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match="granularity must be one of"):
+        SstTreesReader(granularity="7-class")
+
+
+def test_ptb_escapes_are_undone_and_a_no_break_space_stays_in_its_word(tmp_path):
+    tree = "(2 (1 -LRB-) (2 (2 2\xa01\\/2) (2 (2 \\*) (3 -RRB-))))\n"
+    (instance,) = SstTreesReader().read(write(tmp_path, tree))
+    assert words(instance) == ["(", "2\xa01/2", "*", ")"]
+    (kept,) = SstTreesReader(unescape_ptb=False).read(write(tmp_path, tree))
+    assert words(kept) == ["-LRB-", "2\xa01\\/2", "\\*", "-RRB-"]
+    assert unescape_ptb("-LSB-") == "[" and unescape_ptb("word") == "word"
+
+
+def test_a_deep_tree_parses_without_recursion():
+    depth = 50_000
+    words_, phrases = parse_tree("(2 " * depth + "w" + ")" * depth)
+    assert words_ == ["w"] and len(phrases) == depth and phrases[-1].end == 1
+
+
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        ("(3 (2 It) (4 film)", "1 unclosed '\\('"),
+        ("(3 (2 It)) (2 .)", "text after the tree's end"),
+        ("(3 (2 It) (4 film)))", "text after the tree's end"),
+        ("(7 (2 It) (4 film))", "node label '7' .* is not a sentiment label"),
+        ("(3 (2 It) (4))", "node ending at column 13 has no words"),
+        ("It is a film", "word 'It' outside the tree"),
+        ("(3 (2 It) (", "the line ends after '\\('"),
+        (")", "unbalanced '\\)'"),
+    ],
+)
+def test_a_malformed_tree_names_file_and_line(tmp_path, bad, expected):
+    path = write(tmp_path, TREE + "\n\n" + bad + "\n")
+    with pytest.raises(ConfigurationError, match=f"trees.txt, line 3: {expected}"):
+        list(SstTreesReader().read(path))
+
+
+def test_a_blank_file_is_an_error_naming_it(tmp_path):
+    with pytest.raises(ConfigurationError, match="blank.txt: no trees found"):
+        list(SstTreesReader().read(write(tmp_path, "\n \n", "blank.txt")))
+
+
+def test_a_missing_file_names_the_path_and_the_overrides(tmp_path):
+    with pytest.raises(ConfigurationError, match="not found.*train_data_path"):
+        list(SstTreesReader().read(str(tmp_path / "absent.txt")))
+
+
+def test_bytes_that_are_not_utf8_name_file_and_line(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(TREE.encode() + b"\n(2 (2 clich\xe9))\n")
+    with pytest.raises(ConfigurationError, match="latin1.txt, line 2: not UTF-8"):
+        list(SstTreesReader().read(str(path)))
+
+
+def test_an_over_long_sentence_is_cut_with_a_warning_naming_file_and_line(tmp_path, caplog):
+    long_tree = "(2 " + " ".join(f"(2 w{i})" for i in range(20)) + ")"
+    path = write(tmp_path, TREE + "\n" + long_tree + "\n")
+    with caplog.at_level(logging.WARNING):
+        instances = list(SstTreesReader(max_sentence_length=8).read(path))
+    assert [len(i["tokens"]) for i in instances] == [5, 8]
+    assert "trees.txt, line 2: a sentence of 20 tokens, over the maximum of 8" in caplog.text
+    with pytest.raises(ConfigurationError, match="max_sentence_length must be at least 1"):
+        SstTreesReader(max_sentence_length=0)
+
+
+def test_text_to_instance_takes_words_and_leaves_the_indexers_to_apply_token_indexers():
+    reader = SstTreesReader()
+    instance = reader.text_to_instance(["A", "fine", "film"])
+    assert "label" not in instance and instance["tokens"]._token_indexers is None
+    reader.apply_token_indexers(instance)
+    assert instance["tokens"]._token_indexers
+    assert reader.text_to_instance(["Dull"], "2") is not None
+    assert SstTreesReader(granularity="2-class").text_to_instance(["So-so"], "2") is None
+    with pytest.raises(ConfigurationError, match="sentiment '9' is not an SST label"):
+        reader.text_to_instance(["Dull"], "9")
+
+
+def test_elmo_characters_index_the_words():
+    reader = SstTreesReader(
+        token_indexers={"tokens": SingleIdTokenIndexer(), "elmo": ELMoTokenCharactersIndexer()}
+    )
+    instances = list(reader.read(FIXTURES / "dev.txt"))
+    batch = Batch(instances)
+    batch.index_instances(Vocabulary.from_instances(instances))
+    tensors = batch.as_tensor_dict()
+    longest = max(len(i["tokens"]) for i in instances)
+    assert tensors["tokens"]["elmo"]["elmo_tokens"].shape == (5, longest, 50)
+    assert tensors["label"].shape == (5,)
+
+
+def test_reads_the_shared_splits(shared_data):
+    counts = {}
+    for split in ("train", "dev", "test"):
+        instances = SstTreesReader().read(f"{shared_data}/sst/trees/{split}.txt")
+        counts[split] = sum(1 for _ in instances)
+    assert counts == {"train": 8544, "dev": 1101, "test": 2210}  # the README's counts
