@@ -210,19 +210,15 @@ def packed_batches(sentences, lanes: int, vocabulary_size: int, count: int):
     return batches
 
 
-def to_device(value, device: str):
-    if isinstance(value, dict):
-        return {k: to_device(v, device) for k, v in value.items()}
-    return value.to(device)
-
-
 def training_step(model, optimizer, batch, window: int, device: str) -> None:
     """One step as AllenNLP's GradientDescentTrainer takes it."""
+    from allennlp.nn.util import move_to_device
+
     from elmo_plugin.training.sparse_gradient_trainer import clip_gradient_norm
 
     for parameter in model.parameters():
         parameter.grad = None
-    inputs = to_device(batch, device)
+    inputs = move_to_device(batch, torch.device(device))  # as AllenNLP's trainer moves it
     inputs["window"] = torch.full_like(inputs["lane"], window)
     output = model(**inputs)
     output["loss"].backward()
