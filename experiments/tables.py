@@ -57,6 +57,8 @@ class PaperTables:
         chosen = DEFAULT_TASKS[table] if self.chosen_tasks is None else self.chosen_tasks
         if table == "table3":  # only tasks with ELMo at the output
             chosen = [name for name in chosen if "elmo_output" in TASKS[name].configs]
+        if table == "table2":  # only tasks with a variant with ELMo at the input only
+            chosen = [name for name in chosen if TASKS[name].input_elmo is not None]
         if table == "finetuned":
             chosen = [name for name in chosen if TASKS[name].finetuned_elmo is not None]
         return task_names(chosen)

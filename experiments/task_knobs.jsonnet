@@ -46,6 +46,13 @@ local tasks = {
       layer + ".hidden_size" for layer in ["phrase_layer", "modeling_layer", "span_end_encoder"]
     ], budget) + { "dataset_reader.passage_length_limit": budget.passage_length_limit },
   },
+  sst: {
+    elmo_field: "model.elmo",
+    budget(budget): {
+      "trainer.num_epochs": budget.epochs,
+      "data_loader.batch_sampler.batch_size": budget.batch_size,
+    },
+  },
 };
 
 local elmo_overrides(field, settings) = {

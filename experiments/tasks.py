@@ -22,7 +22,7 @@ class Task:
     """A task: `configs` by variant ("baseline", "elmo_input", ...), relative to
     elmo_plugin/training_configs/ without ".jsonnet"; `budget` its knobs with their defaults;
     `test_metrics` what its tables show, the headline last; `input_elmo` its variant with ELMo
-    at the input only, `table1_elmo` its variant of table 1 and `finetuned_elmo` (if any) a
+    at the input only (None: it has none), `table1_elmo` its variant of table 1 and `finetuned_elmo` (if any) a
     variant with the biLM fine-tuned that the `finetuned` table shows beside table 1's."""
 
     name: str
@@ -32,7 +32,7 @@ class Task:
     test_metrics: Tuple[str, ...]
     metric_name: str
     dev_metric: Optional[str]
-    input_elmo: str
+    input_elmo: Optional[str]
     table1_elmo: str
     finetuned_elmo: Optional[str] = None
 
@@ -180,6 +180,18 @@ TASKS = {
             dev_metric=None,  # trained without validation
             input_elmo="elmo_input",
             table1_elmo="elmo_input_output",
+        ),
+        Task(
+            name="sst",
+            title="SST-5 (BCN)",
+            configs={"baseline": "sentiment/sst_baseline", "elmo": "sentiment/sst_elmo"},
+            budget=dict(epochs=10, batch_size=32),
+            test_metrics=("test_accuracy",),
+            metric_name="accuracy",
+            dev_metric="best_validation_accuracy",
+            # sst_elmo has ELMo at the input and the integrator's output, as the paper's SST-5
+            input_elmo=None,
+            table1_elmo="elmo",
         ),
     ]
 }
