@@ -22,8 +22,9 @@ class Task:
     """A task: `configs` by variant ("baseline", "elmo_input", ...), relative to
     elmo_plugin/training_configs/ without ".jsonnet"; `budget` its knobs with their defaults;
     `test_metrics` what its tables show, the headline last; `input_elmo` its variant with ELMo
-    at the input only (None: it has none), `table1_elmo` its variant of table 1 and `finetuned_elmo` (if any) a
-    variant with the biLM fine-tuned that the `finetuned` table shows beside table 1's."""
+    at the input only (None: it has none), `table1_elmo` its variant of table 1 and
+    `finetuned_elmo` (if any) a variant with the biLM fine-tuned that the `finetuned` table
+    shows beside table 1's."""
 
     name: str
     title: str
