@@ -39,7 +39,9 @@ def allennlp_models(monkeypatch) -> str:
     `nltk.download` stubbed: AllenNLP imports an installed allennlp-models into every command,
     whose NarrativeQA tools then download NLTK data, so our environments keep it aside."""
     if not os.path.isdir(os.path.join(ALLENNLP_MODELS_DIR, "allennlp_models")):
-        pytest.fail(f"allennlp-models is not in {ALLENNLP_MODELS_DIR}: `make venv` installs it there")
+        pytest.fail(
+            f"allennlp-models is not in {ALLENNLP_MODELS_DIR}: `make venv` installs it there"
+        )
     monkeypatch.syspath_prepend(ALLENNLP_MODELS_DIR)
     paths = [ALLENNLP_MODELS_DIR] + [p for p in [os.environ.get("PYTHONPATH")] if p]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))

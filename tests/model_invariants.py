@@ -2,6 +2,7 @@
 training configs, shrunk to the fixtures by overrides: trained, saved and loaded it has the
 same parameters and predictions; a gradient reaches every trainable parameter; and a batch
 predicts for each instance what the instance predicts alone (padding changes nothing)."""
+
 import json
 from pathlib import Path
 from typing import Any, ClassVar, Dict, Optional, Set, Tuple

@@ -1,5 +1,6 @@
 """What tests/test_profiles.py and scripts/make_profile_archive.py share: where each install
 profile's archive lives, and how it is read back."""
+
 import os
 from typing import Any, Dict, List
 

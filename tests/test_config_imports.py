@@ -1,5 +1,6 @@
 """Configs importing our blocks load from Python after `import elmo_plugin`, from a user's own
 directory outside the clone, as they do under the `allennlp` command."""
+
 import json
 import os
 import subprocess
@@ -106,7 +107,9 @@ def test_the_wrapper_is_idempotent_and_keeps_a_callers_library_dirs(monkeypatch)
     params.evaluate_file("x.jsonnet", jpathdir="/mine")
     parent = config_imports.PACKAGE_PARENT
     assert seen == [parent, [parent, "/mine"]]
-    assert os.path.isfile(os.path.join(parent, "elmo_plugin", "training_configs", "common", "elmo.libsonnet"))
+    assert os.path.isfile(
+        os.path.join(parent, "elmo_plugin", "training_configs", "common", "elmo.libsonnet")
+    )
 
 
 def test_the_import_changes_only_allennlp_params_config_file_functions(tmp_path):
@@ -119,7 +122,10 @@ def test_the_import_changes_only_allennlp_params_config_file_functions(tmp_path)
     )
     result = _run(code, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().splitlines()[-1] == "['cached_path', 'evaluate_file', 'evaluate_snippet']"
+    assert (
+        result.stdout.strip().splitlines()[-1]
+        == "['cached_path', 'evaluate_file', 'evaluate_snippet']"
+    )
 
 
 PACKAGED_NER = "elmo_plugin://training_configs/ner/ner_elmo.jsonnet"
@@ -156,7 +162,10 @@ def test_without_data_overrides_the_error_names_the_file_and_the_overrides(tmp_p
     message = str(error.value)
     assert "data file '../shared/data/conll2003/train.txt' not found" in message
     assert f"relative to the working directory {tmp_path}" in message
-    assert '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\'' in message
+    assert (
+        '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\''
+        in message
+    )
 
 
 def test_an_unknown_packaged_config_lists_the_task_configs():
@@ -167,4 +176,7 @@ def test_an_unknown_packaged_config_lists_the_task_configs():
         Params.from_file("elmo_plugin://training_configs/ner/ner.jsonnet")
     message = str(error.value)
     assert "no such packaged config" in message
-    assert PACKAGED_NER in message and "elmo_plugin://training_configs/squad/squad_elmo.jsonnet" in message
+    assert (
+        PACKAGED_NER in message
+        and "elmo_plugin://training_configs/squad/squad_elmo.jsonnet" in message
+    )

@@ -1,5 +1,6 @@
 """Every relative link of the README, docs/ and the shipped biLM's model card names a file that
 exists and, with a `#fragment`, a heading of that file (GitHub's anchors)."""
+
 import re
 from pathlib import Path
 from typing import Dict, List, Set, Tuple

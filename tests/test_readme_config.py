@@ -2,6 +2,7 @@
 directory: it takes the encoder's size from the biLM (`elmo.output_dim`), with the shipped biLM
 and with another one set as its comment says; without that biLM's options the error names the
 file and the line to add."""
+
 import json
 import re
 import sys

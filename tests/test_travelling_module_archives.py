@@ -2,6 +2,7 @@
 input and the output) or as the `elmo` embedder (NER's), carries its biLM, weights and options,
 with nothing written by hand: after the biLM files it was trained from are deleted,
 `Predictor.from_path` after `import elmo_plugin` predicts the same from another directory."""
+
 import json
 import shutil
 

@@ -1,6 +1,7 @@
 """The published biLMs by short name: their URLs, the same table in docs/elmo.md, a fast clear
 error offline, the cached copy when there is one, and the sizes checked after a download.
 Nothing is downloaded: the network is cut or the download replaced."""
+
 import re
 import socket
 import time
@@ -51,20 +52,34 @@ def downloads(monkeypatch):
 
 def test_each_name_gives_its_two_urls(downloads):
     for name, model in PUBLISHED_MODELS.items():
-        for file_name, url in [("options.json", model.options_url), ("weights.hdf5", model.weights_url)]:
+        for file_name, url in [
+            ("options.json", model.options_url),
+            ("weights.hdf5", model.weights_url),
+        ]:
             assert url.startswith(BASE_URL)
             downloads[url] = f"/cache/{file_name}"
-            assert local_file(f"elmo_plugin://published/{name}/{file_name}", "x") == f"/cache/{file_name}"
-    assert downloads["asked"][:2] == [PUBLISHED_MODELS["small"].options_url, PUBLISHED_MODELS["small"].weights_url]
+            assert (
+                local_file(f"elmo_plugin://published/{name}/{file_name}", "x")
+                == f"/cache/{file_name}"
+            )
+    assert downloads["asked"][:2] == [
+        PUBLISHED_MODELS["small"].options_url,
+        PUBLISHED_MODELS["small"].weights_url,
+    ]
     assert ORIGINAL.weights_url == BASE_URL + (
         "2x4096_512_2048cnn_2xhighway/elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5"
     )
 
 
 def test_unknown_names_and_files_list_what_exists():
-    with pytest.raises(ConfigurationError, match="no published ELMo biLM is named 'huge'; the names are small, medium, original"):
+    with pytest.raises(
+        ConfigurationError,
+        match="no published ELMo biLM is named 'huge'; the names are small, medium, original",
+    ):
         local_file("elmo_plugin://published/huge/options.json", "biLM options_file")
-    with pytest.raises(ConfigurationError, match="has the files options.json and weights.hdf5, not 'vocab.txt'"):
+    with pytest.raises(
+        ConfigurationError, match="has the files options.json and weights.hdf5, not 'vocab.txt'"
+    ):
         local_file("elmo_plugin://published/small/vocab.txt", "biLM options_file")
 
 
@@ -75,7 +90,11 @@ def test_offline_a_download_fails_fast_naming_the_url_and_the_way_out(offline):
     assert time.monotonic() - started < 2
     message = str(error.value)
     assert f"biLM weight_file {ORIGINAL.weights_url} could not be downloaded" in message
-    assert "Network is unreachable" in message and f"curl -L -o elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5 '{ORIGINAL.weights_url}'" in message
+    assert (
+        "Network is unreachable" in message
+        and f"curl -L -o elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5 '{ORIGINAL.weights_url}'"
+        in message
+    )
     assert "weight_file" in message.split("name the local file")[1]
 
 
@@ -87,7 +106,9 @@ def test_offline_the_cached_copy_is_used(offline):
 
 def test_downloaded_options_are_checked_against_the_published_sizes(downloads, elmo_options):
     downloads[ORIGINAL.options_url] = elmo_options  # the tiny fixture biLM's, not the original's
-    with pytest.raises(ConfigurationError, match=r"give lstm.dim 64, but the published 'original' biLM has 4096"):
+    with pytest.raises(
+        ConfigurationError, match=r"give lstm.dim 64, but the published 'original' biLM has 4096"
+    ):
         read_options("elmo_plugin://published/original/options.json")
 
 
@@ -109,7 +130,9 @@ def test_the_sizes_agree_with_the_published_architectures():
         options = published_options(name)
         model = PUBLISHED_MODELS[name]
         assert (model.cells, model.projection, model.highway) == (
-            options["lstm"]["dim"], options["lstm"]["projection_dim"], options["char_cnn"]["n_highway"]
+            options["lstm"]["dim"],
+            options["lstm"]["projection_dim"],
+            options["char_cnn"]["n_highway"],
         )
 
 

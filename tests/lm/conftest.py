@@ -43,10 +43,17 @@ def run_allennlp(*argv: str) -> None:
         main()
 
 
-def allennlp_train(config: str, serialization_dir: Union[str, os.PathLike], overrides: Dict[str, Any]) -> None:
+def allennlp_train(
+    config: str, serialization_dir: Union[str, os.PathLike], overrides: Dict[str, Any]
+) -> None:
     run_allennlp("train", config, "-s", str(serialization_dir), "-o", json.dumps(overrides))
 
 
 def one_file_corpus(path: str) -> Dict[str, Any]:
     """Overrides that train, validate and build the vocabulary (every word) on one small file."""
-    return {"train_data_path": path, "validation_data_path": path, "vocabulary.corpus": path, "vocabulary.min_count": 1}
+    return {
+        "train_data_path": path,
+        "validation_data_path": path,
+        "vocabulary.corpus": path,
+        "vocabulary.min_count": 1,
+    }

@@ -1,4 +1,5 @@
 """AllenNLP's `distributed` section with the `bilm` model: two CPU workers over gloo."""
+
 import json
 import os
 import socket
@@ -22,7 +23,17 @@ class LogBatchesPerWorker(TrainerCallback):
         super().__init__(serialization_dir)
         self.log = log
 
-    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs) -> None:
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs,
+        batch_outputs,
+        batch_metrics,
+        epoch,
+        batch_number,
+        is_training,
+        **kwargs,
+    ) -> None:
         if not is_training:
             return
         rank = torch.distributed.get_rank()

@@ -1,6 +1,7 @@
 """No training config states a layer's input size: every model sizes its layers from the
 embedders, the ELMo module and the layers before, so another biLM or another embedding size
 needs no arithmetic in a config or in the scripts that override it."""
+
 import json
 from pathlib import Path
 

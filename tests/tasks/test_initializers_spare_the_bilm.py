@@ -2,6 +2,7 @@
 ".*_encoder.*weight" also matched the biLM's `character_encoder`, so every SRL +ELMo run had a
 randomly re-initialised character CNN under a frozen biLM, and no error said so. Every task
 config with ELMo builds its model here, and its biLM must equal the shipped one."""
+
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,10 @@ def bilm_parameters(module: torch.nn.Module) -> dict:
 
 def test_every_task_with_elmo_has_a_config_here():
     tasks = {config.split("/")[0] for config in ELMO_CONFIGS}
-    assert tasks == {"ner", "sentiment", "srl", "snli", "squad"} and "srl/srl_elmo_finetuned.jsonnet" in ELMO_CONFIGS
+    assert (
+        tasks == {"ner", "sentiment", "srl", "snli", "squad"}
+        and "srl/srl_elmo_finetuned.jsonnet" in ELMO_CONFIGS
+    )
 
 
 @pytest.mark.parametrize("config", ELMO_CONFIGS)

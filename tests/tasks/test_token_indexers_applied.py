@@ -103,7 +103,9 @@ def test_the_squad_predictor_applies_the_token_indexers():
     question = " ".join(metadata["question_tokens"])
     predictor = SquadAnswerPredictor(model, reader)
     one = predictor.predict(question, metadata["passage"])
-    both = predictor.predict_batch_json([{"question": question, "passage": metadata["passage"]}] * 2)
+    both = predictor.predict_batch_json(
+        [{"question": question, "passage": metadata["passage"]}] * 2
+    )
     instance = reader.text_to_instance(question, metadata["passage"])
     reader.apply_token_indexers(instance)
     expected = _outputs_of(model, [instance])

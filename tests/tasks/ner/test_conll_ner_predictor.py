@@ -1,5 +1,6 @@
 """What `conll_ner` keeps over AllenNLP's `sentence_tagger`: it loads no spaCy model, and has
 no `predictions_to_labeled_instances` that `bilstm_crf_tagger` cannot run."""
+
 from pathlib import Path
 
 import pytest

@@ -24,7 +24,12 @@ INDEXERS = {"tokens": {"type": "single_id"}, "elmo": {"type": "elmo_characters"}
 
 def read(tag_scheme="BIOUL", indexers=None):
     reader = Conll2003NerReader.from_params(
-        Params({"tag_scheme": tag_scheme, "token_indexers": indexers or {"tokens": {"type": "single_id"}}})
+        Params(
+            {
+                "tag_scheme": tag_scheme,
+                "token_indexers": indexers or {"tokens": {"type": "single_id"}},
+            }
+        )
     )
     instances = list(reader.read(ROOT / "fixtures/ner/train.txt"))
     for instance in instances:
@@ -40,7 +45,12 @@ def build(vocab, label_encoding="BIOUL", with_elmo=False, **extra):
         "type": "bilstm_crf_tagger",
         "label_encoding": label_encoding,
         "text_field_embedder": {"token_embedders": embedders},
-        "encoder": {"type": "lstm", "input_size": 6 + (32 if with_elmo else 0), "hidden_size": 5, "bidirectional": True},
+        "encoder": {
+            "type": "lstm",
+            "input_size": 6 + (32 if with_elmo else 0),
+            "hidden_size": 5,
+            "bidirectional": True,
+        },
         "dropout": 0.0,
         **extra,
     }
@@ -116,7 +126,9 @@ def test_spans_of_the_decoded_tags():
         {"label": "LOC", "start": 3, "end": 3, "text": "Brussels"},
         {"label": "ORG", "start": 5, "end": 7, "text": "the European Commission"},
     ]
-    spans_without_text = [(s["label"], (s["start"], s["end"])) for s in model.entity_spans(tags, None)]
+    spans_without_text = [
+        (s["label"], (s["start"], s["end"])) for s in model.entity_spans(tags, None)
+    ]
     assert sorted(bioul_tags_to_spans(tags)) == sorted(spans_without_text)
 
 
@@ -170,7 +182,9 @@ def test_elmo_layer_weights_are_in_the_metrics():
     assert metrics["_elmo_mix0_gamma"] == pytest.approx(1.0)
     mix = model.text_field_embedder.token_embedder_elmo.elmo.scalar_mixes[0]
     assert mix.scalar_parameters.grad is not None
-    assert not any(key.startswith("_elmo") for key in build(Vocabulary.from_instances(read())).get_metrics())
+    assert not any(
+        key.startswith("_elmo") for key in build(Vocabulary.from_instances(read())).get_metrics()
+    )
 
 
 def test_elmo_config_regularizes_the_layer_weights():
@@ -179,7 +193,9 @@ def test_elmo_config_regularizes_the_layer_weights():
     model_params["text_field_embedder"]["token_embedders"] = {"elmo": copy.deepcopy(ELMO_EMBEDDER)}
     model_params["encoder"].update(input_size=32, hidden_size=4, num_layers=1)
     instances = read(indexers=INDEXERS)
-    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=Params(model_params))
+    model = Model.from_params(
+        vocab=Vocabulary.from_instances(instances), params=Params(model_params)
+    )
     mix = model.text_field_embedder.token_embedder_elmo.elmo.scalar_mixes[0]
     with torch.no_grad():
         mix.scalar_parameters.copy_(torch.tensor([1.0, -2.0, 3.0]))

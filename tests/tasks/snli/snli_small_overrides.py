@@ -1,5 +1,6 @@
 """Overrides that shrink the SNLI configs to one quick epoch on the fixtures; none of the
 sizes depends on the biLM."""
+
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "snli"

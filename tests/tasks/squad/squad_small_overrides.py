@@ -1,5 +1,6 @@
 """Overrides that shrink the SQuAD configs to one quick epoch on the fixture; none of the
 sizes depends on the biLM."""
+
 from pathlib import Path
 
 FIXTURE = str(Path(__file__).resolve().parents[3] / "fixtures" / "squad" / "tiny_train.json")

@@ -12,14 +12,19 @@ from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 
 FIXTURE = Path(__file__).parents[3] / "fixtures" / "squad" / "tiny_train.json"
-SHARED_TRAIN = Path(__file__).parents[3] / ".." / "shared" / "data" / "squad1.1" / "split" / "train.json"
+SHARED_TRAIN = (
+    Path(__file__).parents[3] / ".." / "shared" / "data" / "squad1.1" / "split" / "train.json"
+)
 
 PASSAGE = "The Broncos beat the Panthers 24–10 in Santa Clara, California."
 
 
 def squad_file(tmp_path, qas, context=PASSAGE, title="Tiny"):
     path = tmp_path / "squad.json"
-    data = {"version": "1.1", "data": [{"title": title, "paragraphs": [{"context": context, "qas": qas}]}]}
+    data = {
+        "version": "1.1",
+        "data": [{"title": title, "paragraphs": [{"context": context, "qas": qas}]}],
+    }
     path.write_text(json.dumps(data), encoding="utf-8")
     return str(path)
 
@@ -43,8 +48,19 @@ def test_tokenizer_keeps_offsets_and_splits_dashes_and_brackets():
     text = "Jerusalem.[citation needed] 1249–1314 self-governed  U.S."
     tokens = SpacyRulesTokenizer().tokenize(text)
     assert [t.text for t in tokens] == [
-        "Jerusalem", ".", "[", "citation", "needed", "]", "1249", "–", "1314",
-        "self", "-", "governed", "U.S.",
+        "Jerusalem",
+        ".",
+        "[",
+        "citation",
+        "needed",
+        "]",
+        "1249",
+        "–",
+        "1314",
+        "self",
+        "-",
+        "governed",
+        "U.S.",
     ]
     assert all(text[t.idx : t.idx_end] == t.text for t in tokens)
 
@@ -76,10 +92,21 @@ def test_answers_map_to_token_spans_including_the_last_token(tmp_path):
 
 
 def test_gold_span_is_the_most_common_reference_and_all_references_are_kept(tmp_path):
-    path = squad_file(tmp_path, [question("q1", "Where?", "Santa Clara", "Santa Clara, California", "Santa Clara, California")])
+    path = squad_file(
+        tmp_path,
+        [
+            question(
+                "q1", "Where?", "Santa Clara", "Santa Clara, California", "Santa Clara, California"
+            )
+        ],
+    )
     (instance,) = SquadV1Reader().read(path)
     assert span_text(instance) == "Santa Clara , California"
-    assert instance["metadata"]["answer_texts"] == ["Santa Clara", "Santa Clara, California", "Santa Clara, California"]
+    assert instance["metadata"]["answer_texts"] == [
+        "Santa Clara",
+        "Santa Clara, California",
+        "Santa Clara, California",
+    ]
 
 
 def test_truncation_cuts_answers_which_are_skipped_in_training_only(tmp_path, caplog):
@@ -115,7 +142,9 @@ def test_truncation_cuts_answers_which_are_skipped_in_training_only(tmp_path, ca
 
 def test_an_answer_ending_exactly_at_the_cut_is_inside(tmp_path):
     path = squad_file(tmp_path, [question("q", "?", "Panthers 24")])
-    (instance,) = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True).read(path)
+    (instance,) = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True).read(
+        path
+    )
     assert not instance["metadata"]["answer_outside_passage"]
     assert span_text(instance) == "Panthers 24"
 
@@ -147,12 +176,48 @@ def test_reads_every_question_of_the_fixed_train_split():
 @pytest.mark.parametrize(
     "qas, context, message",
     [
-        ([{"question": "Who?", "answers": [{"answer_start": 4, "text": "Broncos"}]}], PASSAGE, "question 0: expected an \"id\" string"),
-        ([{"id": "q7", "answers": [{"answer_start": 4, "text": "Broncos"}]}], PASSAGE, "question 'q7': expected a \"question\" string"),
-        ([{"id": "q7", "question": "Who?"}], PASSAGE, "question 'q7': expected an \"answers\" list"),
-        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": 60, "text": "Broncos"}]}], PASSAGE, "question 'q7': answer 'Broncos' at characters [60, 67) lies outside the context of 63"),
-        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": -1, "text": "The"}]}], PASSAGE, "lies outside the context"),
-        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": "4", "text": "Broncos"}]}], PASSAGE, 'question \'q7\': expected an integer "answer_start"'),
+        (
+            [{"question": "Who?", "answers": [{"answer_start": 4, "text": "Broncos"}]}],
+            PASSAGE,
+            'question 0: expected an "id" string',
+        ),
+        (
+            [{"id": "q7", "answers": [{"answer_start": 4, "text": "Broncos"}]}],
+            PASSAGE,
+            "question 'q7': expected a \"question\" string",
+        ),
+        (
+            [{"id": "q7", "question": "Who?"}],
+            PASSAGE,
+            "question 'q7': expected an \"answers\" list",
+        ),
+        (
+            [
+                {
+                    "id": "q7",
+                    "question": "Who?",
+                    "answers": [{"answer_start": 60, "text": "Broncos"}],
+                }
+            ],
+            PASSAGE,
+            "question 'q7': answer 'Broncos' at characters [60, 67) lies outside the context of 63",
+        ),
+        (
+            [{"id": "q7", "question": "Who?", "answers": [{"answer_start": -1, "text": "The"}]}],
+            PASSAGE,
+            "lies outside the context",
+        ),
+        (
+            [
+                {
+                    "id": "q7",
+                    "question": "Who?",
+                    "answers": [{"answer_start": "4", "text": "Broncos"}],
+                }
+            ],
+            PASSAGE,
+            "question 'q7': expected an integer \"answer_start\"",
+        ),
         ([], None, 'paragraph 0: expected a "context" string'),
     ],
 )

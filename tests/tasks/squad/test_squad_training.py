@@ -1,5 +1,6 @@
 """Each SQuAD config trained for one epoch on the fixture, then `allennlp evaluate` and
 `allennlp predict` on an archive, as a user would run them."""
+
 import json
 import math
 import sys

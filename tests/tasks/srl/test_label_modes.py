@@ -88,7 +88,12 @@ def test_the_model_has_the_same_attributes_and_outputs_in_both_modes(instances):
         batch.index_instances(vocab)
         output = model(**batch.as_tensor_dict())
         assert set(output) == {
-            "logits", "class_probabilities", "mask", "predicted_tag_ids", "loss", "words",
+            "logits",
+            "class_probabilities",
+            "mask",
+            "predicted_tag_ids",
+            "loss",
+            "words",
             "predicate_index",
         }
         assert set(model.get_metrics(reset=True)) == OVERALL

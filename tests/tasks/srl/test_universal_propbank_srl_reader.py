@@ -54,7 +54,15 @@ def test_span_mode_tags_cover_dependency_subtrees():
 def test_head_mode_tags_only_head_words():
     nominated, _ = instances_of(read(FIXTURE, label_mode="head"), NOMINATED)
     assert nominated["tags"].labels[:9] == [
-        "ARG0", "O", "O", "ARGM-TMP", "V", "O", "ARG1", "O", "ARG2",
+        "ARG0",
+        "O",
+        "O",
+        "ARGM-TMP",
+        "V",
+        "O",
+        "ARG1",
+        "O",
+        "ARG2",
     ]
     assert nominated["tags"]._label_namespace == "head_labels"
     assert nominated["metadata"]["label_mode"] == "head"
@@ -74,7 +82,8 @@ def test_empty_nodes_are_skipped():
 
 def test_multiword_predicate_particle_is_c_v():
     blow = [
-        i for i in instances_of(read(FIXTURE), ["The", "civilians"])
+        i
+        for i in instances_of(read(FIXTURE), ["The", "civilians"])
         if i["metadata"]["words"][i["metadata"]["predicate_index"]] == "blow"
     ][0]
     assert blow["tags"].labels[11:14] == ["B-V", "B-ARG1", "B-C-V"]
@@ -94,8 +103,11 @@ def row(token_id, word, head, roleset="_", *arguments):
 def test_a_well_formed_handmade_file_reads(tmp_path):
     path = write(
         tmp_path,
-        [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-         row("3", ".", "2", "_", "_")],
+        [
+            row("1", "He", "2", "_", "ARG0"),
+            row("2", "ran", "0", "run.01", "V"),
+            row("3", ".", "2", "_", "_"),
+        ],
     )
     (instance,) = read(path)
     assert instance["tags"].labels == ["B-ARG0", "B-V", "O"]
@@ -106,33 +118,54 @@ def test_a_well_formed_handmade_file_reads(tmp_path):
     [
         # Line numbers count the two comment lines: the tokens are on lines 3, 4, 5.
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "2", "_", "_", "_")],
-            5, "1 predicates, so expected 12",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "2", "_", "_", "_"),
+            ],
+            5,
+            "1 predicates, so expected 12",
         ),
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "2", "_")],
-            5, "found 11 with 0 argument columns",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "2", "_"),
+            ],
+            5,
+            "found 11 with 0 argument columns",
         ),
         (
-            [row("1", "He", "x", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "2", "_", "_")],
-            3, "HEAD",
+            [
+                row("1", "He", "x", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "2", "_", "_"),
+            ],
+            3,
+            "HEAD",
         ),
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "9", "_", "_")],
-            5, "between 0 and 3",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "9", "_", "_"),
+            ],
+            5,
+            "between 0 and 3",
         ),
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             ["3", ".", "."]],
-            5, "at least 11",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                ["3", ".", "."],
+            ],
+            5,
+            "at least 11",
         ),
         (
             [row("1", "He", "2", "_", "ARG0"), row("3", "ran", "0", "run.01", "V")],
-            4, "expected token ID 2",
+            4,
+            "expected token ID 2",
         ),
     ],
 )
@@ -147,8 +180,11 @@ def test_malformed_lines_name_file_and_line(tmp_path, rows, line, message):
 def test_a_head_cycle_names_the_sentence(tmp_path):
     path = write(
         tmp_path,
-        [row("1", "He", "3", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-         row("3", ".", "1", "_", "_")],
+        [
+            row("1", "He", "3", "_", "ARG0"),
+            row("2", "ran", "0", "run.01", "V"),
+            row("3", ".", "1", "_", "_"),
+        ],
     )
     with pytest.raises(ConfigurationError, match=f"{path}, sentence starting at line 3: .*cycle"):
         read(path, label_mode="head")
@@ -163,9 +199,7 @@ def test_unknown_label_mode_is_an_error():
 def test_official_dev_counts_match_the_data_readme():
     instances = read(SHARED_DEV, label_mode="head")
     assert len(instances) == 4977  # predicates
-    arguments = sum(
-        tag not in ("O", "V", "C-V") for i in instances for tag in i["tags"].labels
-    )
+    arguments = sum(tag not in ("O", "V", "C-V") for i in instances for tag in i["tags"].labels)
     assert arguments == 9682 - 20  # non-V labels, less the 20 `C-V` predicate parts
 
 
