@@ -13,6 +13,8 @@ import elmo_plugin.tasks.ner  # noqa: F401
 from elmo_plugin.elmo import Elmo, ElmoCharacterEncoder
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+# ner_elmo's ELMo token embedder, as a config path.
+ELMO = "model.text_field_embedder.token_embedders.elmo"
 DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]
 TRAINING = [
     ("cpu", False),
@@ -112,8 +114,8 @@ def test_a_training_step_of_ner_elmo(device, amp, tmp_path):
         "train_data_path": "fixtures/ner/train.txt",
         "validation_data_path": "fixtures/ner/dev.txt",
         "test_data_path": "fixtures/ner/test.txt",
-        "model.text_field_embedder.token_embedders.elmo.options_file": "fixtures/elmo/options.json",
-        "model.text_field_embedder.token_embedders.elmo.weight_file": "fixtures/elmo/lm_weights.hdf5",
+        f"{ELMO}.options_file": "fixtures/elmo/options.json",
+        f"{ELMO}.weight_file": "fixtures/elmo/lm_weights.hdf5",
         "model.encoder.hidden_size": 8,
         "data_loader.batch_sampler.batch_size": 8,
         "trainer.num_epochs": 1,

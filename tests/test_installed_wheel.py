@@ -94,7 +94,8 @@ def installed(tmp_path_factory):
         cwd=root,
         env=env,
     )
-    # The `allennlp` script pip writes when it installs allennlp itself (shared here, not installed).
+    # The `allennlp` script pip writes when it installs allennlp itself (shared here, not
+    # installed).
     script = python.parent / "allennlp"
     script.write_text(
         f"#!{python}\nimport sys\nfrom allennlp.__main__ import run\nsys.exit(run())\n"
@@ -128,7 +129,10 @@ def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by
     python, env, user, _ = installed
     work = user / "python_user"
     work.mkdir()
-    embed = "from elmo_plugin import ElmoEmbedder; print(ElmoEmbedder().embed_sentence(['Hello', 'world']).shape)"
+    embed = (
+        "from elmo_plugin import ElmoEmbedder; "
+        "print(ElmoEmbedder().embed_sentence(['Hello', 'world']).shape)"
+    )
     assert "(3, 2, 256)" in _run([str(python), "-c", embed], work, env)
 
     (work / "user.jsonnet").write_text(USER_CONFIG)

@@ -59,11 +59,13 @@ def test_import_elmo_plugin_registers_the_tasks_and_changes_nothing_else():
         "from allennlp.models import archival; extract = archival.extracted_archive\n"
         "environ, finders = dict(os.environ), list(sys.meta_path)\n"
         "import elmo_plugin\n"
-        "DatasetReader.by_name('squad_v1'); Model.by_name('bidaf_rc'); Predictor.by_name('squad_answer')\n"
+        "DatasetReader.by_name('squad_v1'); Model.by_name('bidaf_rc')\n"
+        "Predictor.by_name('squad_answer')\n"
         "Model.by_name('esim_nli'); Model.by_name('bilstm_crf_tagger'); Model.by_name('deep_srl')\n"
         "Model.by_name('bcn_classifier'); Predictor.by_name('sentence_sentiment')\n"
         "assert dict(os.environ) == environ and sys.meta_path == finders\n"
-        "assert archival.extracted_archive is extract  # only the allennlp command checks archives\n"
+        "# only the allennlp command checks archives\n"
+        "assert archival.extracted_archive is extract\n"
     )
     result = _python(code)
     assert result.returncode == 0, result.stderr[-3000:]

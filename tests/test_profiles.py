@@ -13,6 +13,8 @@ from allennlp.training.callbacks import TrainerCallback
 import elmo_plugin.tasks.ner  # noqa: F401
 from tests.profile_archives import ARCHIVES, predict
 
+# ner_elmo's ELMo token embedder, as a config path.
+ELMO = "model.text_field_embedder.token_embedders.elmo"
 PROFILE_ARCHIVES = sorted(glob.glob(os.path.join(ARCHIVES, "*", "model.tar.gz")))
 
 
@@ -55,8 +57,8 @@ def test_recover_reads_back_a_task_training_state(tmp_path):
         "train_data_path": "fixtures/ner/train.txt",
         "validation_data_path": "fixtures/ner/dev.txt",
         "test_data_path": "fixtures/ner/test.txt",
-        "model.text_field_embedder.token_embedders.elmo.options_file": "fixtures/elmo/options.json",
-        "model.text_field_embedder.token_embedders.elmo.weight_file": "fixtures/elmo/lm_weights.hdf5",
+        f"{ELMO}.options_file": "fixtures/elmo/options.json",
+        f"{ELMO}.weight_file": "fixtures/elmo/lm_weights.hdf5",
         "model.encoder.hidden_size": 8,
         "data_loader.batch_sampler.batch_size": 8,
         "trainer.num_epochs": 2,

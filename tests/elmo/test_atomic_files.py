@@ -6,12 +6,11 @@ import os
 import subprocess
 import sys
 
-import h5py
 import numpy
 import pytest
 from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo import ElmoBiLm, bilm_tf_format, load_bilm, save_bilm
+from elmo_plugin.elmo import bilm_tf_format, load_bilm, save_bilm
 from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
 from elmo_plugin.lm.softmax_file import read_softmax, write_softmax
 

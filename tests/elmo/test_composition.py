@@ -18,7 +18,8 @@ BLOCK = os.path.join(PROJECT_ROOT, "elmo_plugin", "training_configs", "common", 
 def _config(tmp_path, reader: str, model: str, elmo_options: str, elmo_weights: str) -> Params:
     path = tmp_path / "config.jsonnet"
     path.write_text(f"""
-local elmo = (import "{BLOCK}") + {{ options_file: "{elmo_options}", weight_file: "{elmo_weights}" }};
+local elmo = (import "{BLOCK}")
+  + {{ options_file: "{elmo_options}", weight_file: "{elmo_weights}" }};
 {{
   dataset_reader: {reader},
   train_data_path: "{tmp_path}/train",

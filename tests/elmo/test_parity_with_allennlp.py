@@ -1,7 +1,5 @@
 """Our biLM and ELMo against AllenNLP's `Elmo`: same weights, same sentences, same outputs."""
 
-import os
-
 import pytest
 import torch
 from allennlp.modules.elmo import Elmo as AllenNlpElmo

@@ -1,7 +1,6 @@
 """AllenNLP's `distributed` section with the `bilm` model: two CPU workers over gloo."""
 
 import json
-import os
 import socket
 from collections import Counter
 

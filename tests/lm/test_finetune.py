@@ -76,7 +76,8 @@ def test_fine_tuning_starts_from_a_published_bilm(tmp_path, elmo_options, elmo_w
 
 
 def test_the_config_as_it_is_adapts_the_shipped_bilm_to_captions(tmp_path):
-    """bilm_finetune.jsonnet starts from elmo_plugin/pretrained/ (weights, 16-bit softmax, vocabulary)."""
+    """bilm_finetune.jsonnet starts from elmo_plugin/pretrained/ (weights, 16-bit softmax,
+    vocabulary)."""
     before = _held_out_perplexity(
         language_model_from_export("elmo_plugin/pretrained/elmo_wikipedia_512x128")
     )

@@ -39,10 +39,9 @@ class InterruptOnce(TrainerCallback):
     ) -> None:
         if not is_training:
             return
+        targets = int(batch_inputs[0]["targets"]["tokens"]["tokens"].sum())
         with open(self.log, "a") as log:
-            log.write(
-                f"{epoch} {batch_number} {int(batch_inputs[0]['targets']['tokens']['tokens'].sum())}\n"
-            )
+            log.write(f"{epoch} {batch_number} {targets}\n")
         if (
             self.marker
             and not os.path.exists(self.marker)

@@ -21,9 +21,10 @@ SENTENCES = "fixtures/lm/sentences.txt"
 
 @TrainerCallback.register("test_interrupt_after")
 class InterruptAfter(TrainerCallback):
-    """Logs each trained batch (epoch, number, digests of its data, of its loss and of the weights after it) and raises
-    KeyboardInterrupt (what Ctrl-C raises) after the `interrupt_after`-th of the whole run, once
-    (the `marker` file remembers it across the resumed run); 0 never interrupts."""
+    """Logs each trained batch (epoch, number, digests of its data, of its loss and of the
+    weights after it) and raises KeyboardInterrupt (what Ctrl-C raises) after the
+    `interrupt_after`-th of the whole run, once (the `marker` file remembers it across the
+    resumed run); 0 never interrupts."""
 
     def __init__(
         self, serialization_dir: str, log: str, interrupt_after: int = 0, marker: str = ""
@@ -46,10 +47,9 @@ class InterruptAfter(TrainerCallback):
             return
         data = sum(float(t.float().sum()) for t in _tensors(batch_inputs))
         weights = sum(float(p.detach().double().sum()) for p in trainer.model.parameters())
+        loss = float(batch_outputs[0]["loss"].detach())
         with open(self.log, "a") as log:
-            log.write(
-                f"{epoch} {batch_number} {data} {float(batch_outputs[0]['loss'].detach())!r} {weights!r}\n"
-            )
+            log.write(f"{epoch} {batch_number} {data} {loss!r} {weights!r}\n")
         if (
             self.interrupt_after
             and not os.path.exists(self.marker)
