@@ -7,9 +7,8 @@ from typing import Callable, List
 import pytest
 import torch
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
-SHARED_DATA = os.path.join(os.path.dirname(PROJECT_ROOT), "shared", "data")
+from tests.paths import FIXTURES, PROJECT_ROOT, SHARED_DATA
+
 # The Makefile installs allennlp-models here, off the default import path (see the fixture).
 ALLENNLP_MODELS_DIR = os.path.join(sys.prefix, "allennlp-models")
 
@@ -74,7 +73,7 @@ def shared_data() -> str:
     """../shared/data beside the project; tests that need it skip without it."""
     if not os.path.isdir(SHARED_DATA):
         pytest.skip("../shared/data is not beside the project")
-    return SHARED_DATA
+    return str(SHARED_DATA)
 
 
 @pytest.fixture

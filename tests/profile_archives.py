@@ -7,8 +7,9 @@ from typing import Any, Dict, List
 import torch
 from allennlp.models.archival import load_archive
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARCHIVES = os.path.join(PROJECT_ROOT, "fixtures", "archives")
+from tests.paths import FIXTURES
+
+ARCHIVES = os.path.join(FIXTURES, "archives")
 TEST_SENTENCES = os.path.join("fixtures", "ner", "test.txt")
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from elmo_plugin import config_imports
-from tests.conftest import FIXTURES, PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 USER_CONFIG = """
 local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
@@ -63,7 +63,7 @@ def _user_directory(tmp_path):
 def _run(code, user):
     # The checkout on the import path, as an install puts the package there; the user's
     # directory is outside it.
-    env = dict(os.environ, PYTHONPATH=PROJECT_ROOT, OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), OMP_NUM_THREADS="1")
     fixture = os.path.join(FIXTURES, "elmo")
     return subprocess.run(
         [sys.executable, "-c", code, f"{fixture}/options.json", f"{fixture}/lm_weights.hdf5"],
@@ -76,7 +76,7 @@ def _run(code, user):
 
 def test_params_from_file_and_train_model_from_file_resolve_our_blocks_after_import(tmp_path):
     user = _user_directory(tmp_path)
-    assert not str(user).startswith(PROJECT_ROOT)
+    assert not str(user).startswith(str(PROJECT_ROOT))
     result = _run(LOAD_AND_TRAIN.replace("IMPORT_PLUGIN", "import elmo_plugin"), user)
     assert result.returncode == 0, result.stderr[-5000:]
     assert "embedder elmo" in result.stdout and "trained True" in result.stdout

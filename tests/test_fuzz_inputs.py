@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from elmo_plugin.elmo import load_bilm
-from tests.conftest import FIXTURES
+from tests.paths import FIXTURES
 from tests.tasks.test_reader_robustness import READERS, fixture_bytes, read
 
 FUZZ = settings(

@@ -7,14 +7,12 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
-ROOT = Path(PROJECT_ROOT)
 PACKAGE_FILES = [
     "setup.cfg",
     "setup.py",
@@ -33,7 +31,7 @@ def _name(requirement: str) -> str:
 
 def _extras():
     config = configparser.ConfigParser()
-    config.read(ROOT / "setup.cfg")
+    config.read(PROJECT_ROOT / "setup.cfg")
     extras = {
         name: [line for line in value.splitlines() if line.strip()]
         for name, value in config["options.extras_require"].items()
@@ -43,7 +41,7 @@ def _extras():
 
 
 def _readme_user_commands():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Using the plugin from your own project", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
     return [
@@ -56,12 +54,14 @@ def wheel(tmp_path_factory):
     root = tmp_path_factory.mktemp("install")
     (root / "src").mkdir()
     for name in PACKAGE_FILES:
-        if (ROOT / name).is_dir():
+        if (PROJECT_ROOT / name).is_dir():
             shutil.copytree(
-                ROOT / name, root / "src" / name, ignore=shutil.ignore_patterns("__pycache__")
+                PROJECT_ROOT / name,
+                root / "src" / name,
+                ignore=shutil.ignore_patterns("__pycache__"),
             )
         else:
-            shutil.copy(ROOT / name, root / "src" / name)
+            shutil.copy(PROJECT_ROOT / name, root / "src" / name)
     subprocess.run(
         [
             sys.executable,
@@ -117,7 +117,7 @@ def test_runtime_needs_are_separate_from_test_and_lint_tools():
 
 def test_the_current_extra_is_the_runtime_section_of_the_profiles_requirements():
     _, extras = _extras()
-    lines = (ROOT / "requirements" / "current.in").read_text().splitlines()
+    lines = (PROJECT_ROOT / "requirements" / "current.in").read_text().splitlines()
     requirements = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
     runtime = requirements[: requirements.index("conllu==4.4.2")]
     expected = [r for r in runtime if _name(r) not in TOOLS | {"wheel"}]

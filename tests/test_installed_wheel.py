@@ -17,7 +17,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 NOT_SOURCES = shutil.ignore_patterns(
     ".git", "build", "runs", "output", ".venv*", "*.egg-info", "__pycache__", "fixtures", "docs"
@@ -146,7 +146,7 @@ def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by
     _run([str(python), "-c", train], work, env)
     assert (work / "run" / "model.tar.gz").is_file()
 
-    ner = Path(PROJECT_ROOT) / "fixtures" / "ner"
+    ner = FIXTURES / "ner"
     overrides = {
         "train_data_path": str(ner / "train.txt"),
         "validation_data_path": str(ner / "dev.txt"),

@@ -5,7 +5,7 @@ import ast
 import os
 from typing import Iterator, List, Set
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
 LIBRARY = os.path.join(PROJECT_ROOT, "elmo_plugin")
 

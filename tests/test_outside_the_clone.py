@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import _elmo_plugin_allennlp
-from tests.conftest import FIXTURES, PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 OFFLINE_TRAIN = """
 import sys

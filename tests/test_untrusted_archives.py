@@ -12,7 +12,7 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.archives import check_members, install_archive_check, load_checked_archive
-from tests.conftest import FIXTURES, PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 GOOD = os.path.join(FIXTURES, "archives", "current", "model.tar.gz")  # a bilstm_crf_tagger (NER)
 
@@ -138,7 +138,7 @@ def test_the_allennlp_command_checks_archives(tmp_path, command, how):
         argv += ["--include-package", "elmo_plugin"]
     # .allennlp_plugins is read from the working directory: the project root has one.
     cwd = PROJECT_ROOT if how == ".allennlp_plugins" else tmp_path
-    env = {**os.environ, "PYTHONPATH": PROJECT_ROOT}
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     assert result.returncode != 0
     assert "evil.tar.gz: member" in result.stderr, result.stderr[-3000:]

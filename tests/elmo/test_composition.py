@@ -10,9 +10,9 @@ from allennlp.commands.train import train_model
 from allennlp.common import Params
 
 import elmo_plugin  # noqa: F401  (registers the elmo embedder and the callback)
-from tests.conftest import PROJECT_ROOT
+from tests.paths import TRAINING_CONFIGS
 
-BLOCK = os.path.join(PROJECT_ROOT, "elmo_plugin", "training_configs", "common", "elmo.libsonnet")
+BLOCK = os.path.join(TRAINING_CONFIGS, "common", "elmo.libsonnet")
 
 
 def _config(tmp_path, reader: str, model: str, elmo_options: str, elmo_weights: str) -> Params:

@@ -5,7 +5,6 @@ Nothing is downloaded: the network is cut or the download replaced."""
 import re
 import socket
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -18,7 +17,7 @@ from elmo_plugin.elmo import ElmoBiLm, package_files, read_options, save_bilm
 from elmo_plugin.elmo.package_files import MissingFileError, fetch, local_file
 from elmo_plugin.elmo.published_models import BASE_URL, PUBLISHED_MODELS
 from elmo_plugin.elmo.published_sizes import published_options
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
 ORIGINAL = PUBLISHED_MODELS["original"]
 
@@ -137,7 +136,7 @@ def test_the_sizes_agree_with_the_published_architectures():
 
 
 def test_docs_show_the_same_table():
-    page = (Path(PROJECT_ROOT) / "docs" / "elmo.md").read_text(encoding="utf-8")
+    page = (PROJECT_ROOT / "docs" / "elmo.md").read_text(encoding="utf-8")
     section = page.split("## Published biLMs", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     shown = {}

@@ -17,8 +17,8 @@ from PIL import Image
 
 from experiments import conll, scores, tables
 from experiments.allennlp_runs import Result, Run
+from tests.paths import PROJECT_ROOT
 
-ROOT = Path(__file__).parents[2]
 NUMBER = r"-?\d+\.\d\d"
 FIXTURE_DATA = {
     "snli": {
@@ -57,7 +57,7 @@ JOB = ["table3", "sample_efficiency", "figure2", "--tasks", "snli", "--fractions
 def paper_tables_command(output_dir: Path, *args: str) -> subprocess.CompletedProcess:
     command = [
         sys.executable,
-        str(ROOT / "experiments" / "paper_tables.py"),
+        str(PROJECT_ROOT / "experiments" / "paper_tables.py"),
         *args,
         "--output-dir",
         str(output_dir),
@@ -77,7 +77,7 @@ def paper_tables_command(output_dir: Path, *args: str) -> subprocess.CompletedPr
     ]
     environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     return subprocess.run(
-        command, cwd=ROOT, env=environment, capture_output=True, text=True, check=True
+        command, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, check=True
     )
 
 
@@ -201,7 +201,7 @@ def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
     )
 
 
-@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs the project's git checkout")
+@pytest.mark.skipif(not (PROJECT_ROOT / ".git").exists(), reason="needs the project's git checkout")
 @pytest.mark.parametrize(
     "path, kept",
     [
@@ -219,7 +219,7 @@ def test_git_keeps_only_the_records_of_the_runs_behind_the_tables(path, kept):
     ignored = (
         subprocess.run(
             ["git", "check-ignore", "--no-index", "-q", f"experiments/results/paper_tables/{path}"],
-            cwd=ROOT,
+            cwd=PROJECT_ROOT,
         ).returncode
         == 0
     )

@@ -12,8 +12,7 @@ from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
-
-from tests.conftest import FIXTURES
+from tests.paths import FIXTURES
 
 READERS = {
     "ner": (Conll2003NerReader, "ner/dev.txt"),

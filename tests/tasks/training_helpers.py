@@ -13,11 +13,12 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.models import Model
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import FIXTURES
+
 # The tiny test biLM of AllenNLP (output size 32): `(options_file, weight_file)`.
 FIXTURE_BILM = (
-    str(ROOT / "fixtures" / "elmo" / "options.json"),
-    str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5"),
+    str(FIXTURES / "elmo" / "options.json"),
+    str(FIXTURES / "elmo" / "lm_weights.hdf5"),
 )
 
 

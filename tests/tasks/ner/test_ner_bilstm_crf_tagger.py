@@ -1,6 +1,5 @@
 import copy
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,12 +10,12 @@ from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to
 from allennlp.models import Model
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from tests.paths import FIXTURES, TRAINING_CONFIGS
 
-ROOT = Path(__file__).parents[3]
 ELMO_EMBEDDER = {
     "type": "elmo",
-    "options_file": str(ROOT / "fixtures/elmo/options.json"),
-    "weight_file": str(ROOT / "fixtures/elmo/lm_weights.hdf5"),
+    "options_file": str(FIXTURES / "elmo/options.json"),
+    "weight_file": str(FIXTURES / "elmo/lm_weights.hdf5"),
     "dropout": 0.0,
 }
 INDEXERS = {"tokens": {"type": "single_id"}, "elmo": {"type": "elmo_characters"}}
@@ -31,7 +30,7 @@ def read(tag_scheme="BIOUL", indexers=None):
             }
         )
     )
-    instances = list(reader.read(ROOT / "fixtures/ner/train.txt"))
+    instances = list(reader.read(FIXTURES / "ner/train.txt"))
     for instance in instances:
         reader.apply_token_indexers(instance)
     return instances
@@ -188,7 +187,7 @@ def test_elmo_layer_weights_are_in_the_metrics():
 
 
 def test_elmo_config_regularizes_the_layer_weights():
-    params = Params.from_file(str(ROOT / "elmo_plugin/training_configs/ner/ner_elmo.jsonnet"))
+    params = Params.from_file(str(TRAINING_CONFIGS / "ner/ner_elmo.jsonnet"))
     model_params = params.pop("model").as_dict()
     model_params["text_field_embedder"]["token_embedders"] = {"elmo": copy.deepcopy(ELMO_EMBEDDER)}
     model_params["encoder"].update(input_size=32, hidden_size=4, num_layers=1)

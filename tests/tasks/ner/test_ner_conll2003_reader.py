@@ -6,8 +6,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from tests import paths
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "ner"
+FIXTURES = paths.FIXTURES / "ner"
 
 # A hand-worked example: single-token entities, a three-token entity, and IOB1's B- (an
 # entity directly after another of the same type).

@@ -4,12 +4,11 @@ ELMo files only: the model sizes the encoder input from the embedders.
 """
 
 import math
-from pathlib import Path
 
 import elmo_plugin.tasks.ner  # noqa: F401
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import NUM_FILTERS, SMALL, WORD_DIM
 
-ROOT = Path(__file__).parents[3]
 ELMO = "model.text_field_embedder.token_embedders.elmo"
 
 
@@ -17,7 +16,7 @@ def test_elmo_config_trains_with_another_bilm_from_the_elmo_files_alone(
     train_with_other_size_bilm, other_bilm_output_dim
 ):
     model, metrics = train_with_other_size_bilm(
-        ROOT / "elmo_plugin/training_configs/ner/ner_elmo.jsonnet", SMALL, elmo=ELMO
+        TRAINING_CONFIGS / "ner/ner_elmo.jsonnet", SMALL, elmo=ELMO
     )
     assert math.isfinite(metrics["training_loss"])
     assert 0.0 <= metrics["test_f1-measure-overall"] <= 1.0

@@ -9,17 +9,14 @@ from PIL import Image
 from allennlp.commands import main
 
 import elmo_plugin.tasks.ner  # noqa: F401
+from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
-
-ROOT = Path(__file__).parents[3]
 
 
 def train(config: str, serialization_dir: Path) -> dict:
     """Small sizes; the model sizes its encoder from the embedders."""
-    _, metrics = train_config(
-        ROOT / "elmo_plugin/training_configs/ner" / config, serialization_dir, SMALL
-    )
+    _, metrics = train_config(TRAINING_CONFIGS / "ner" / config, serialization_dir, SMALL)
     return metrics
 
 
@@ -87,7 +84,7 @@ def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypa
     check_predictions(predict(run / "model.tar.gz", tmp_path, monkeypatch))
 
     plot = tmp_path / "weights.png"
-    script = ROOT / "experiments/plot_layer_weights.py"
+    script = PROJECT_ROOT / "experiments/plot_layer_weights.py"
     inputs = [f"ner={run}", f"ner_archive={run / 'model.tar.gz'}"]
     table = subprocess.run(
         [sys.executable, str(script), *inputs, "-o", str(plot)],
@@ -109,7 +106,7 @@ def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
     from allennlp.data import Vocabulary
     from allennlp.models import Model
 
-    params = Params.from_file(str(ROOT / "elmo_plugin/training_configs/ner/ner_baseline.jsonnet"))
+    params = Params.from_file(str(TRAINING_CONFIGS / "ner/ner_baseline.jsonnet"))
     vocab = Vocabulary(
         tokens_to_add={
             "tokens": ["a", "b"],

@@ -25,9 +25,10 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 
-CONFIGS = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "snli"
+CONFIGS = TRAINING_CONFIGS / "snli"
 LABELS = {"entailment", "neutral", "contradiction"}
 ELMO_PLACES = {
     "snli_baseline": (False, False),

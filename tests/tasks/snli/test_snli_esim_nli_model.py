@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -13,11 +11,11 @@ from allennlp.modules.token_embedders import Embedding
 from elmo_plugin.elmo import Elmo
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.snli.models import EsimNli
+from tests import paths
 
-ROOT = Path(__file__).parents[3]
-FIXTURES = ROOT / "fixtures" / "snli"
-OPTIONS = str(ROOT / "fixtures" / "elmo" / "options.json")
-WEIGHTS = str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5")
+FIXTURES = paths.FIXTURES / "snli"
+OPTIONS = str(paths.FIXTURES / "elmo" / "options.json")
+WEIGHTS = str(paths.FIXTURES / "elmo" / "lm_weights.hdf5")
 ELMO_DIM = 32
 WORD_DIM, HIDDEN = 6, 5
 VARIANTS = {

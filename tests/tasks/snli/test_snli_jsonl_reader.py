@@ -8,9 +8,10 @@ from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
+from tests import paths
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "snli"
-SHARED_SPLIT = Path(__file__).parents[4] / "shared" / "data" / "snli_1.0" / "split"
+FIXTURES = paths.FIXTURES / "snli"
+SHARED_SPLIT = paths.SHARED_DATA / "snli_1.0" / "split"
 
 
 def write_lines(path: Path, lines) -> str:

@@ -1,5 +1,4 @@
 import copy
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,12 +10,12 @@ from allennlp.models import Model
 
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.squad.models import BidafRc
+from tests.paths import FIXTURES
 
-ROOT = Path(__file__).parents[3]
-FIXTURE = str(ROOT / "fixtures" / "squad" / "tiny_train.json")
+FIXTURE = str(FIXTURES / "squad" / "tiny_train.json")
 ELMO = {
-    "options_file": str(ROOT / "fixtures" / "elmo" / "options.json"),
-    "weight_file": str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5"),
+    "options_file": str(FIXTURES / "elmo" / "options.json"),
+    "weight_file": str(FIXTURES / "elmo" / "lm_weights.hdf5"),
     "dropout": 0.0,
 }
 ELMO_DIM = 32

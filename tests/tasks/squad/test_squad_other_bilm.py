@@ -5,22 +5,16 @@ and the ELMo module.
 """
 
 import math
-from pathlib import Path
 
 import pytest
 from allennlp.data import Vocabulary
 
 import elmo_plugin.tasks.squad  # noqa: F401
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.squad.squad_small_overrides import HIDDEN, NUM_FILTERS, SMALL, WORD_DIM
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files
 
-CONFIG = (
-    Path(__file__).parents[3]
-    / "elmo_plugin"
-    / "training_configs"
-    / "squad"
-    / "squad_elmo_input_output.jsonnet"
-)
+CONFIG = TRAINING_CONFIGS / "squad" / "squad_elmo_input_output.jsonnet"
 # The fixture biLM (output size 32), whatever biLM the configs default to.
 SMALL_WITH_FIXTURE_BILM = {**SMALL, **bilm_files("model.elmo", FIXTURE_BILM)}
 

@@ -1,7 +1,6 @@
 import json
 import logging
 import re
-from pathlib import Path
 
 import pytest
 from allennlp.common import Params
@@ -10,11 +9,10 @@ from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
+from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 
-FIXTURE = Path(__file__).parents[3] / "fixtures" / "squad" / "tiny_train.json"
-SHARED_TRAIN = (
-    Path(__file__).parents[3] / ".." / "shared" / "data" / "squad1.1" / "split" / "train.json"
-)
+FIXTURE = FIXTURES / "squad" / "tiny_train.json"
+SHARED_TRAIN = SHARED_DATA / "squad1.1" / "split" / "train.json"
 
 PASSAGE = "The Broncos beat the Panthers 24–10 in Santa Clara, California."
 
@@ -284,7 +282,7 @@ def test_a_limit_below_one_is_a_configuration_error(limit):
 
 
 def test_the_configs_limits_reach_the_readers():
-    configs = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "squad"
+    configs = TRAINING_CONFIGS / "squad"
     config = configs / "squad_baseline.jsonnet"
     overrides = {"validation_dataset_reader.question_length_limit": 7}
     params = Params.from_file(str(config), json.dumps(overrides))

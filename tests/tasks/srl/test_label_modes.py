@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -17,8 +15,9 @@ from elmo_plugin.tasks.srl.label_modes import (
     label_mode,
 )
 from elmo_plugin.tasks.srl.models import DeepSrl
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "srl"
+FIXTURES = paths.FIXTURES / "srl"
 FIXTURE = FIXTURES / "up_english_ewt_train_slice.conllu"
 OVERALL = {"precision-overall", "recall-overall", "f1-measure-overall"}
 

@@ -5,15 +5,15 @@ embedding.
 """
 
 import math
-from pathlib import Path
 
 from allennlp.common.util import import_module_and_submodules
 from allennlp.data import Vocabulary
 
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.srl.srl_small_overrides import NUM_FILTERS, PREDICATE_DIM, SMALL, WORD_DIM
 from tests.tasks.training_helpers import assert_input_size_must_match
 
-CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "srl"
+CONFIGS = TRAINING_CONFIGS / "srl"
 ELMO = "model.text_field_embedder.token_embedders.elmo"
 
 import_module_and_submodules("elmo_plugin")

@@ -2,7 +2,6 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,10 +10,9 @@ from allennlp.common.util import import_module_and_submodules
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
+from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 from tests.tasks.srl.srl_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
-
-ROOT = Path(__file__).resolve().parents[3]
 
 # No config gives the encoder's input size: the model sets it from the embedders and the
 # predicate embedding (with ELMo, the default biLM's output size too).
@@ -35,11 +33,9 @@ def trained(request, tmp_path_factory):
     )
     serialization_dir = tmp_path_factory.mktemp("srl")
     cwd = os.getcwd()
-    os.chdir(ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
+    os.chdir(PROJECT_ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
     try:
-        train_config(
-            ROOT / "elmo_plugin" / "training_configs" / "srl" / config, serialization_dir, overrides
-        )
+        train_config(TRAINING_CONFIGS / "srl" / config, serialization_dir, overrides)
     finally:
         os.chdir(cwd)
     return config, label_mode, serialization_dir
@@ -86,7 +82,7 @@ def test_allennlp_predict_on_the_archive(trained, tmp_path, monkeypatch):
         + "\n"
     )
     output = tmp_path / "predictions.jsonl"
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(PROJECT_ROOT)
     monkeypatch.setattr(
         sys,
         "argv",

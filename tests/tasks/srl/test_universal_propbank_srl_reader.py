@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 from allennlp.common import Params
@@ -8,10 +7,10 @@ from allennlp.data import DatasetReader
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 
-ROOT = Path(__file__).resolve().parents[3]
-FIXTURE = ROOT / "fixtures" / "srl" / "up_english_ewt_train_slice.conllu"
-SHARED_DEV = ROOT.parent / "shared" / "data" / "srl_up_english_ewt" / "en_ewt-up-dev.conllu"
+FIXTURE = FIXTURES / "srl" / "up_english_ewt_train_slice.conllu"
+SHARED_DEV = SHARED_DATA / "srl_up_english_ewt" / "en_ewt-up-dev.conllu"
 
 # A sentence of the fixture, whose columns 12 and 13 belong to nominated and replace.
 NOMINATED = "President Bush on Tuesday nominated two individuals".split()
@@ -230,7 +229,7 @@ def test_a_file_of_only_over_long_sentences_is_an_error_saying_why(tmp_path):
 
 
 def test_max_sentence_length_in_a_config_reaches_the_reader():
-    config = ROOT / "elmo_plugin" / "training_configs" / "srl" / "srl_baseline.jsonnet"
+    config = TRAINING_CONFIGS / "srl" / "srl_baseline.jsonnet"
     params = Params.from_file(str(config), json.dumps({"dataset_reader.max_sentence_length": 7}))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     assert reader.long_sentences.max_length == 7
