@@ -57,7 +57,7 @@ def test_embedding_on_a_device_equals_the_cpu(
     torch.testing.assert_close(again.cpu(), expected, rtol=1e-5, atol=1e-5)
 
 
-def test_a_move_empties_the_character_cnn_cache(elmo_options, elmo_weights, sentences):
+def test_a_move_empties_the_character_cnn_cache(elmo_options, elmo_weights, sentences) -> None:
     elmo = Elmo(elmo_options, elmo_weights, dropout=0.0).eval()
     encoder: ElmoCharacterEncoder = elmo.bilm.character_encoder
     ids = batch_to_ids(sentences)

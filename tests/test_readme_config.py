@@ -21,7 +21,9 @@ BLOCK_IMPORT = 'local elmo = import "elmo_plugin/training_configs/common/elmo.li
 def readme_config() -> str:
     readme = open(f"{PROJECT_ROOT}/README.md", encoding="utf-8").read()
     section = readme.split("### ELMo in your own config", 1)[1]
-    config = re.search(r"```jsonnet\n(.*?)```", section, re.DOTALL).group(1)
+    block = re.search(r"```jsonnet\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "no jsonnet block under 'ELMo in your own config'"
+    config = block.group(1)
     assert BLOCK_IMPORT in config and "embedding_dim: elmo.output_dim" in config
     return config
 

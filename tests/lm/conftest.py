@@ -12,7 +12,7 @@ from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 
 # A biLM small enough to train in seconds: the full architecture (character CNN, highway,
 # projection, two LSTM layers with projections, clipping and a residual connection).
-TINY_BILM = {
+TINY_BILM: Dict[str, Dict[str, Any]] = {
     "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 8], [2, 8], [3, 16]], "n_highway": 1},
     "lstm": {
         "dim": 32,

@@ -12,7 +12,7 @@ from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 SENTENCES = "fixtures/lm/sentences.txt"
 
 
-def _lines() -> List[str]:
+def _lines() -> List[List[str]]:
     with open(SENTENCES, encoding="utf-8") as handle:
         return [line.split() for line in handle]
 
@@ -158,7 +158,7 @@ def _packed(num_lanes: int, window_length: int, path: str = SENTENCES):
     )
 
 
-def test_packed_lanes_hold_the_whole_stream_in_fixed_windows():
+def test_packed_lanes_hold_the_whole_stream_in_fixed_windows() -> None:
     instances = _packed(num_lanes=3, window_length=7)
     lanes: Dict[int, List[str]] = {}
     order = [(int(i["window"].tensor), int(i["lane"].tensor)) for i in instances]
@@ -178,7 +178,7 @@ def test_packed_lanes_hold_the_whole_stream_in_fixed_windows():
     assert len(full) <= 3
 
 
-def test_packed_targets_are_the_window_with_its_neighbouring_tokens():
+def test_packed_targets_are_the_window_with_its_neighbouring_tokens() -> None:
     instances = _packed(num_lanes=2, window_length=5)
     by_lane: Dict[int, list] = {0: [], 1: []}
     for instance in instances:

@@ -35,6 +35,7 @@ def train_config(
     model = train_model_from_file(
         str(config), str(serialization_dir), overrides=json.dumps(overrides)
     )
+    assert model is not None  # None only from a dry run or a distributed one
     return model, json.loads((serialization_dir / "metrics.json").read_text())
 
 

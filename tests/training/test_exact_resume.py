@@ -41,6 +41,8 @@ class InterruptAfter(TrainerCallback):
         epoch,
         batch_number,
         is_training,
+        is_primary=True,
+        batch_grad_norm=None,
         **kwargs,
     ) -> None:
         if not is_training:
@@ -112,7 +114,7 @@ def _train(
     exact_resume: bool = True,
 ) -> List[str]:
     path, overrides = config
-    callbacks = [{"type": "exact_resume"}] if exact_resume else []
+    callbacks: List[Dict[str, Any]] = [{"type": "exact_resume"}] if exact_resume else []
     callbacks.append(
         {
             "type": "test_interrupt_after",

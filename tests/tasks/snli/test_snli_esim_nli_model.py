@@ -7,6 +7,7 @@ from allennlp.modules import FeedForward
 from allennlp.modules.seq2seq_encoders import LstmSeq2SeqEncoder
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
+from allennlp.nn import Activation
 
 from elmo_plugin.elmo import Elmo
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
@@ -56,9 +57,9 @@ def build_model(vocab, use_input_elmo, use_output_elmo, num_representations=None
         LstmSeq2SeqEncoder(
             WORD_DIM + (ELMO_DIM if use_input_elmo else 0), HIDDEN, bidirectional=True
         ),
-        FeedForward(4 * encoding_dim, 1, HIDDEN, torch.nn.ReLU()),
+        FeedForward(4 * encoding_dim, 1, HIDDEN, Activation.by_name("relu")()),
         LstmSeq2SeqEncoder(HIDDEN, HIDDEN, bidirectional=True),
-        FeedForward(8 * HIDDEN, 1, HIDDEN, torch.nn.Tanh()),
+        FeedForward(8 * HIDDEN, 1, HIDDEN, Activation.by_name("tanh")()),
         elmo=elmo,
         use_input_elmo=use_input_elmo,
         use_output_elmo=use_output_elmo,
