@@ -87,8 +87,9 @@ def child_result(child: subprocess.Popen) -> Dict[str, Any]:
     output, _ = child.communicate()
     lines = output.strip().splitlines()
     if child.returncode != 0 or not lines:
+        command = child.args if isinstance(child.args, list) else [child.args]
         raise SystemExit(
-            f"{' '.join(map(str, child.args))}: exit {child.returncode}, "
+            f"{' '.join(map(str, command))}: exit {child.returncode}, "
             f"{'no answer' if not lines else 'last line: ' + lines[-1]}"
         )
     return json.loads(lines[-1])

@@ -32,7 +32,7 @@ import os
 import statistics
 import tempfile
 import time
-from typing import Dict
+from typing import Any, Dict
 
 from common import (
     answer,
@@ -69,11 +69,13 @@ def worker(
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
     options = os.path.join(model_dir, "options.json")
     weights = os.path.join(model_dir, "weights.hdf5")
+    elmo: torch.nn.Module
     if implementation == "allennlp":
-        from allennlp.modules.elmo import Elmo
+        from allennlp.modules.elmo import Elmo as AllenNlpElmo
 
-        elmo = Elmo(options, weights, 1, dropout=0.0)
-        bilm = elmo._elmo_lstm
+        elmo = AllenNlpElmo(options, weights, 1, dropout=0.0)
+        # Its private biLM (`_ElmoBiLm`), assigned in `__init__` without a type mypy can infer.
+        bilm: Any = elmo._elmo_lstm  # type: ignore[has-type]
 
         def run(ids):
             bilm._elmo_lstm.reset_states()  # stateless, like ours by default
@@ -82,8 +84,9 @@ def worker(
     else:
         from elmo_plugin.elmo import Elmo
 
-        elmo = Elmo(options, weights, 1, dropout=0.0, compute_dtype=compute_dtype)
-        run = lambda ids: elmo.bilm(ids)["activations"]  # noqa: E731
+        ours = Elmo(options, weights, 1, dropout=0.0, compute_dtype=compute_dtype)
+        elmo = ours
+        run = lambda ids: ours.bilm(ids)["activations"]  # noqa: E731
     elmo.eval().to(device)
     synchronize = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     with open(sentences_file) as handle:
@@ -94,7 +97,7 @@ def worker(
     with torch.no_grad():
         run(batch_to_ids(warm_up).to(device))
         if implementation == "ours":
-            elmo.bilm.character_encoder.clear_cache()
+            ours.bilm.character_encoder.clear_cache()
         synchronize()
         start = time.perf_counter()
         for batch in batches(sentences, batch_size):

@@ -112,6 +112,7 @@ def embedding_pass(run: Callable, sentences, batch_size: int, device: str):
             if first is None:
                 first = activations
     synchronize(device)
+    assert first is not None, "no sentences"
     return time.perf_counter() - start, [layer.float().cpu() for layer in first]
 
 

@@ -39,8 +39,9 @@ import elmo_plugin.tasks.ner  # noqa: F401
 from common import ROOT, header, shared_data, write_random_bilm
 
 CONFIGS = os.path.join(ROOT, "elmo_plugin", "training_configs", "ner")
-FIXTURE_BILM = tuple(
-    os.path.join(ROOT, "fixtures", "elmo", name) for name in ("options.json", "lm_weights.hdf5")
+FIXTURE_BILM = (
+    os.path.join(ROOT, "fixtures", "elmo", "options.json"),
+    os.path.join(ROOT, "fixtures", "elmo", "lm_weights.hdf5"),
 )
 
 
@@ -94,7 +95,10 @@ def median_epochs(
 ) -> List[Tuple[float, float]]:
     per_run = [timed_epochs(params_of(), train, num_sentences) for _ in range(runs)]
     return [
-        tuple(statistics.median(run[e][kind] for run in per_run) for kind in (0, 1))
+        (
+            statistics.median(run[e][0] for run in per_run),
+            statistics.median(run[e][1] for run in per_run),
+        )
         for e in range(len(per_run[0]))
     ]
 

@@ -7,9 +7,8 @@ from typing import Callable, List
 import pytest
 import torch
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(PROJECT_ROOT, "fixtures")
-SHARED_DATA = os.path.join(os.path.dirname(PROJECT_ROOT), "shared", "data")
+from tests.paths import FIXTURES, PROJECT_ROOT, SHARED_DATA
+
 # The Makefile installs allennlp-models here, off the default import path (see the fixture).
 ALLENNLP_MODELS_DIR = os.path.join(sys.prefix, "allennlp-models")
 
@@ -39,7 +38,9 @@ def allennlp_models(monkeypatch) -> str:
     `nltk.download` stubbed: AllenNLP imports an installed allennlp-models into every command,
     whose NarrativeQA tools then download NLTK data, so our environments keep it aside."""
     if not os.path.isdir(os.path.join(ALLENNLP_MODELS_DIR, "allennlp_models")):
-        pytest.fail(f"allennlp-models is not in {ALLENNLP_MODELS_DIR}: `make venv` installs it there")
+        pytest.fail(
+            f"allennlp-models is not in {ALLENNLP_MODELS_DIR}: `make venv` installs it there"
+        )
     monkeypatch.syspath_prepend(ALLENNLP_MODELS_DIR)
     paths = [ALLENNLP_MODELS_DIR] + [p for p in [os.environ.get("PYTHONPATH")] if p]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
@@ -72,7 +73,7 @@ def shared_data() -> str:
     """../shared/data beside the project; tests that need it skip without it."""
     if not os.path.isdir(SHARED_DATA):
         pytest.skip("../shared/data is not beside the project")
-    return SHARED_DATA
+    return str(SHARED_DATA)
 
 
 @pytest.fixture

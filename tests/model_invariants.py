@@ -2,16 +2,16 @@
 training configs, shrunk to the fixtures by overrides: trained, saved and loaded it has the
 same parameters and predictions; a gradient reaches every trainable parameter; and a batch
 predicts for each instance what the instance predicts alone (padding changes nothing)."""
+
 import json
-from pathlib import Path
 from typing import Any, ClassVar, Dict, Optional, Set, Tuple
 
 import pytest
 from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "elmo_plugin" / "training_configs"
+from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
+
 # The shipped configs batch by length with a bucket sampler, which shuffles its batches and
 # adds padding noise; ModelTestCase compares the first batch of two data loaders, so both
 # must read the same instances in the same order.
@@ -41,10 +41,10 @@ class ShippedConfigInvariants(ModelTestCase):
 
     def _set_up_with(self, overrides: Dict[str, Any]) -> None:
         # ModelTestCase takes a file and no overrides: the config evaluated with them.
-        params = Params.from_file(str(CONFIGS / self.config), json.dumps(overrides))
+        params = Params.from_file(str(TRAINING_CONFIGS / self.config), json.dumps(overrides))
         param_file = self._tmp_path / "config.json"
         param_file.write_text(json.dumps(params.as_dict(quiet=True), indent=2))
-        self.set_up_model(param_file, ROOT / self.dataset_file, seed=0)
+        self.set_up_model(param_file, PROJECT_ROOT / self.dataset_file, seed=0)
 
     def test_trains_saves_and_loads_with_a_gradient_for_every_parameter(self):
         self.ensure_model_can_train_save_and_load(

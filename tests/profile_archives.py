@@ -1,13 +1,17 @@
 """What tests/test_profiles.py and scripts/make_profile_archive.py share: where each install
 profile's archive lives, and how it is read back."""
+
 import os
 from typing import Any, Dict, List
 
 import torch
+from allennlp.data import Instance, Token
+from allennlp.data.fields import TextField
 from allennlp.models.archival import load_archive
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARCHIVES = os.path.join(PROJECT_ROOT, "fixtures", "archives")
+from tests.paths import FIXTURES
+
+ARCHIVES = os.path.join(FIXTURES, "archives")
 TEST_SENTENCES = os.path.join("fixtures", "ner", "test.txt")
 
 
@@ -25,9 +29,15 @@ def predict(archive_file: str) -> List[Dict[str, Any]]:
     outputs = model.forward_on_instances(instances)
     return [
         {
-            "words": [token.text for token in instance["tokens"].tokens],
+            "words": [token.text for token in _tokens(instance)],
             "tags": list(output["tags"]),
-            "logits": output["logits"][: len(instance["tokens"].tokens)].tolist(),
+            "logits": output["logits"][: len(_tokens(instance))].tolist(),
         }
         for instance, output in zip(instances, outputs)
     ]
+
+
+def _tokens(instance: Instance) -> List[Token]:
+    field = instance["tokens"]
+    assert isinstance(field, TextField)
+    return field.tokens

@@ -1,5 +1,6 @@
 """Configs importing our blocks load from Python after `import elmo_plugin`, from a user's own
 directory outside the clone, as they do under the `allennlp` command."""
+
 import json
 import os
 import subprocess
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 from elmo_plugin import config_imports
-from tests.conftest import FIXTURES, PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 USER_CONFIG = """
 local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
@@ -62,7 +63,7 @@ def _user_directory(tmp_path):
 def _run(code, user):
     # The checkout on the import path, as an install puts the package there; the user's
     # directory is outside it.
-    env = dict(os.environ, PYTHONPATH=PROJECT_ROOT, OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), OMP_NUM_THREADS="1")
     fixture = os.path.join(FIXTURES, "elmo")
     return subprocess.run(
         [sys.executable, "-c", code, f"{fixture}/options.json", f"{fixture}/lm_weights.hdf5"],
@@ -75,7 +76,7 @@ def _run(code, user):
 
 def test_params_from_file_and_train_model_from_file_resolve_our_blocks_after_import(tmp_path):
     user = _user_directory(tmp_path)
-    assert not str(user).startswith(PROJECT_ROOT)
+    assert not str(user).startswith(str(PROJECT_ROOT))
     result = _run(LOAD_AND_TRAIN.replace("IMPORT_PLUGIN", "import elmo_plugin"), user)
     assert result.returncode == 0, result.stderr[-5000:]
     assert "embedder elmo" in result.stdout and "trained True" in result.stdout
@@ -106,7 +107,9 @@ def test_the_wrapper_is_idempotent_and_keeps_a_callers_library_dirs(monkeypatch)
     params.evaluate_file("x.jsonnet", jpathdir="/mine")
     parent = config_imports.PACKAGE_PARENT
     assert seen == [parent, [parent, "/mine"]]
-    assert os.path.isfile(os.path.join(parent, "elmo_plugin", "training_configs", "common", "elmo.libsonnet"))
+    assert os.path.isfile(
+        os.path.join(parent, "elmo_plugin", "training_configs", "common", "elmo.libsonnet")
+    )
 
 
 def test_the_import_changes_only_allennlp_params_config_file_functions(tmp_path):
@@ -119,7 +122,10 @@ def test_the_import_changes_only_allennlp_params_config_file_functions(tmp_path)
     )
     result = _run(code, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().splitlines()[-1] == "['cached_path', 'evaluate_file', 'evaluate_snippet']"
+    assert (
+        result.stdout.strip().splitlines()[-1]
+        == "['cached_path', 'evaluate_file', 'evaluate_snippet']"
+    )
 
 
 PACKAGED_NER = "elmo_plugin://training_configs/ner/ner_elmo.jsonnet"
@@ -156,7 +162,10 @@ def test_without_data_overrides_the_error_names_the_file_and_the_overrides(tmp_p
     message = str(error.value)
     assert "data file '../shared/data/conll2003/train.txt' not found" in message
     assert f"relative to the working directory {tmp_path}" in message
-    assert '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\'' in message
+    assert (
+        '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\''
+        in message
+    )
 
 
 def test_an_unknown_packaged_config_lists_the_task_configs():
@@ -167,4 +176,7 @@ def test_an_unknown_packaged_config_lists_the_task_configs():
         Params.from_file("elmo_plugin://training_configs/ner/ner.jsonnet")
     message = str(error.value)
     assert "no such packaged config" in message
-    assert PACKAGED_NER in message and "elmo_plugin://training_configs/squad/squad_elmo.jsonnet" in message
+    assert (
+        PACKAGED_NER in message
+        and "elmo_plugin://training_configs/squad/squad_elmo.jsonnet" in message
+    )

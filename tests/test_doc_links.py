@@ -1,16 +1,16 @@
 """Every relative link of the README, docs/ and the shipped biLM's model card names a file that
 exists and, with a `#fragment`, a heading of that file (GitHub's anchors)."""
+
 import re
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
-ROOT = Path(PROJECT_ROOT)
 PAGES = [
-    ROOT / "README.md",
-    *sorted((ROOT / "docs").glob("*.md")),
-    *sorted((ROOT / "elmo_plugin" / "pretrained").glob("*/README.md")),
+    PROJECT_ROOT / "README.md",
+    *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+    *sorted((PROJECT_ROOT / "elmo_plugin" / "pretrained").glob("*/README.md")),
 ]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^\s*```")
@@ -46,7 +46,7 @@ def _anchors(page: Path) -> Set[str]:
     return anchors
 
 
-def _broken_links(page: Path, root: Path = ROOT) -> List[str]:
+def _broken_links(page: Path, root: Path = PROJECT_ROOT) -> List[str]:
     broken = []
     for number, line in _prose_lines(page):
         for target in LINK.findall(line):
@@ -63,7 +63,7 @@ def _broken_links(page: Path, root: Path = ROOT) -> List[str]:
 
 
 def test_the_pages_checked_include_the_readme_and_docs():
-    assert ROOT / "README.md" in PAGES and len(PAGES) > 5
+    assert PROJECT_ROOT / "README.md" in PAGES and len(PAGES) > 5
 
 
 def test_every_relative_link_names_an_existing_file_and_heading():

@@ -1,6 +1,7 @@
 """Random bytes and truncated fixtures given to every reader and to the bilm-tf loader give a
 sensible result or a clear error (a ConfigurationError naming the file), never a
 raw crash."""
+
 import os
 
 import pytest
@@ -9,18 +10,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from elmo_plugin.elmo import load_bilm
-from tests.conftest import FIXTURES
+from tests.paths import FIXTURES
 from tests.tasks.test_reader_robustness import READERS, fixture_bytes, read
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 15)), deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", 15)),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 CLEAR_ERRORS = (ConfigurationError,)
 
 
 def mangled(original: bytes):
     truncated = st.integers(0, len(original)).map(lambda n: original[:n])
-    flipped = st.tuples(st.integers(0, max(len(original) - 1, 0)), st.binary(min_size=1, max_size=8)).map(
-        lambda change: original[: change[0]] + change[1] + original[change[0] + len(change[1]):])
+    flipped = st.tuples(
+        st.integers(0, max(len(original) - 1, 0)), st.binary(min_size=1, max_size=8)
+    ).map(lambda change: original[: change[0]] + change[1] + original[change[0] + len(change[1]) :])
     return st.one_of(st.binary(max_size=200), truncated, flipped)
 
 
@@ -53,8 +59,14 @@ def test_bilm_tf_loader_on_mangled_files(tmp_path, which):
     def run(content):
         path = tmp_path / which
         path.write_bytes(content)
-        options = str(path) if which == "options.json" else os.path.join(FIXTURES, "elmo", "options.json")
-        weights = str(path) if which != "options.json" else os.path.join(FIXTURES, "elmo", "lm_weights.hdf5")
+        options = (
+            str(path) if which == "options.json" else os.path.join(FIXTURES, "elmo", "options.json")
+        )
+        weights = (
+            str(path)
+            if which != "options.json"
+            else os.path.join(FIXTURES, "elmo", "lm_weights.hdf5")
+        )
         check_clear(lambda: load_bilm(options, weights), path)
 
     run()

@@ -1,21 +1,27 @@
 """The user's install of the README ("Using the plugin from your own project") resolves: its pip
 commands, run against this tested environment without an index (`--dry-run --no-index`), find
 everything the wheel's metadata asks for; runtime needs are separate from test and lint tools."""
+
 import configparser
 import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
-ROOT = Path(PROJECT_ROOT)
-PACKAGE_FILES = ["setup.cfg", "setup.py", "pyproject.toml", "README.md",
-                 "_elmo_plugin_allennlp.py", "elmo_plugin_allennlp.pth", "elmo_plugin"]
+PACKAGE_FILES = [
+    "setup.cfg",
+    "setup.py",
+    "pyproject.toml",
+    "README.md",
+    "_elmo_plugin_allennlp.py",
+    "elmo_plugin_allennlp.pth",
+    "elmo_plugin",
+]
 TOOLS = {"pytest", "hypothesis", "black", "flake8", "mypy", "datasets", "setuptools"}
 
 
@@ -25,18 +31,22 @@ def _name(requirement: str) -> str:
 
 def _extras():
     config = configparser.ConfigParser()
-    config.read(ROOT / "setup.cfg")
-    extras = {name: [line for line in value.splitlines() if line.strip()]
-              for name, value in config["options.extras_require"].items()}
+    config.read(PROJECT_ROOT / "setup.cfg")
+    extras = {
+        name: [line for line in value.splitlines() if line.strip()]
+        for name, value in config["options.extras_require"].items()
+    }
     install = [line for line in config["options"]["install_requires"].splitlines() if line.strip()]
     return install, extras
 
 
 def _readme_user_commands():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Using the plugin from your own project", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
-    return [line.split("#")[0].strip() for line in block.splitlines() if line.startswith("pip install")]
+    return [
+        line.split("#")[0].strip() for line in block.splitlines() if line.startswith("pip install")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +54,30 @@ def wheel(tmp_path_factory):
     root = tmp_path_factory.mktemp("install")
     (root / "src").mkdir()
     for name in PACKAGE_FILES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, root / "src" / name,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+        if (PROJECT_ROOT / name).is_dir():
+            shutil.copytree(
+                PROJECT_ROOT / name,
+                root / "src" / name,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
         else:
-            shutil.copy(ROOT / name, root / "src" / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(root / "dist"), str(root / "src")], check=True, capture_output=True)
+            shutil.copy(PROJECT_ROOT / name, root / "src" / name)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(root / "dist"),
+            str(root / "src"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return next((root / "dist").glob("elmo_plugin-*.whl"))
 
 
@@ -69,9 +96,14 @@ def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
     ]
     for command in commands[1:]:  # the CPU-only torch is an alternative source of torch
         arguments = command.replace('"<clone>[current]"', f"{wheel}[current]").split()[2:]
-        result = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-index",
-                                 *arguments], capture_output=True, text=True)
-        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", *arguments],
+            capture_output=True,
+            text=True,
+        )
+        assert (
+            result.returncode == 0
+        ), f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
         assert "ResolutionImpossible" not in result.stderr
 
 
@@ -85,7 +117,7 @@ def test_runtime_needs_are_separate_from_test_and_lint_tools():
 
 def test_the_current_extra_is_the_runtime_section_of_the_profiles_requirements():
     _, extras = _extras()
-    lines = (ROOT / "requirements" / "current.in").read_text().splitlines()
+    lines = (PROJECT_ROOT / "requirements" / "current.in").read_text().splitlines()
     requirements = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
     runtime = requirements[: requirements.index("conllu==4.4.2")]
     expected = [r for r in runtime if _name(r) not in TOOLS | {"wheel"}]

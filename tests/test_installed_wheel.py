@@ -5,6 +5,7 @@ the running environment through a .pth file, so nothing is downloaded; the edita
 elmo_plugin of the running environment is not visible there (its finder's .pth sits in a
 site-packages that is only appended, not processed).
 """
+
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 NOT_SOURCES = shutil.ignore_patterns(
     ".git", "build", "runs", "output", ".venv*", "*.egg-info", "__pycache__", "fixtures", "docs"
@@ -49,22 +50,56 @@ def installed(tmp_path_factory):
     """(python, environment, user directory) of a fresh venv with the wheel installed."""
     root = tmp_path_factory.mktemp("wheel")
     shutil.copytree(PROJECT_ROOT, root / "src", ignore=NOT_SOURCES)
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-          "-w", str(root / "dist"), str(root / "src")], cwd=root)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(root / "dist"),
+            str(root / "src"),
+        ],
+        cwd=root,
+    )
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(site, "shared_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     wheel = next((root / "dist").glob("elmo_plugin-*.whl"))
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update(HOME=str(root), OMP_NUM_THREADS="1", PATH=f"{python.parent}:{env['PATH']}")
     # --ignore-installed: the running environment's elmo_plugin is visible and must stay.
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-          "--ignore-installed", "-q", str(wheel)], cwd=root, env=env)
-    # The `allennlp` script pip writes when it installs allennlp itself (shared here, not installed).
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--ignore-installed",
+            "-q",
+            str(wheel),
+        ],
+        cwd=root,
+        env=env,
+    )
+    # The `allennlp` script pip writes when it installs allennlp itself (shared here, not
+    # installed).
     script = python.parent / "allennlp"
-    script.write_text(f"#!{python}\nimport sys\nfrom allennlp.__main__ import run\nsys.exit(run())\n")
+    script.write_text(
+        f"#!{python}\nimport sys\nfrom allennlp.__main__ import run\nsys.exit(run())\n"
+    )
     script.chmod(0o755)
     user = root / "user"
     user.mkdir()
@@ -94,23 +129,43 @@ def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by
     python, env, user, _ = installed
     work = user / "python_user"
     work.mkdir()
-    embed = "from elmo_plugin import ElmoEmbedder; print(ElmoEmbedder().embed_sentence(['Hello', 'world']).shape)"
+    embed = (
+        "from elmo_plugin import ElmoEmbedder; "
+        "print(ElmoEmbedder().embed_sentence(['Hello', 'world']).shape)"
+    )
     assert "(3, 2, 256)" in _run([str(python), "-c", embed], work, env)
 
     (work / "user.jsonnet").write_text(USER_CONFIG)
     (work / "train.jsonl").write_text(
         "".join(json.dumps({"text": text, "label": label}) + "\n" for text, label in TEXTS)
     )
-    train = ("import elmo_plugin\nfrom allennlp.commands.train import train_model_from_file\n"
-             "train_model_from_file('user.jsonnet', 'run')")
+    train = (
+        "import elmo_plugin\nfrom allennlp.commands.train import train_model_from_file\n"
+        "train_model_from_file('user.jsonnet', 'run')"
+    )
     _run([str(python), "-c", train], work, env)
     assert (work / "run" / "model.tar.gz").is_file()
 
-    ner = Path(PROJECT_ROOT) / "fixtures" / "ner"
-    overrides = {"train_data_path": str(ner / "train.txt"), "validation_data_path": str(ner / "dev.txt"),
-                 "test_data_path": str(ner / "test.txt"), "trainer.num_epochs": 1}
-    _run([str(python.parent / "allennlp"), "train", "elmo_plugin://training_configs/ner/ner_elmo.jsonnet",
-          "-s", "ner", "-o", json.dumps(overrides)], work, env)
+    ner = FIXTURES / "ner"
+    overrides = {
+        "train_data_path": str(ner / "train.txt"),
+        "validation_data_path": str(ner / "dev.txt"),
+        "test_data_path": str(ner / "test.txt"),
+        "trainer.num_epochs": 1,
+    }
+    _run(
+        [
+            str(python.parent / "allennlp"),
+            "train",
+            "elmo_plugin://training_configs/ner/ner_elmo.jsonnet",
+            "-s",
+            "ner",
+            "-o",
+            json.dumps(overrides),
+        ],
+        work,
+        env,
+    )
     assert "test_f1-measure-overall" in json.loads((work / "ner" / "metrics.json").read_text())
 
 
@@ -124,13 +179,34 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
     )
 
     (user / "sentences.txt").write_text("a good film .\nthe cat sat\n")
-    _run([allennlp, "elmo-embed", "sentences.txt", "vectors.hdf5", "--options-file",
-          "elmo_plugin://pretrained/elmo_wikipedia_512x128/options.json", "--weight-file",
-          "elmo_plugin://pretrained/elmo_wikipedia_512x128/weights.hdf5"], user, env)
+    _run(
+        [
+            allennlp,
+            "elmo-embed",
+            "sentences.txt",
+            "vectors.hdf5",
+            "--options-file",
+            "elmo_plugin://pretrained/elmo_wikipedia_512x128/options.json",
+            "--weight-file",
+            "elmo_plugin://pretrained/elmo_wikipedia_512x128/weights.hdf5",
+        ],
+        user,
+        env,
+    )
     with h5py.File(user / "vectors.hdf5", "r") as vectors:
         assert vectors["0"].shape == (3, 4, 256)
-    _run([allennlp, "elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128",
-          "sentences.txt", "--output-file", "perplexity.json"], user, env)
+    _run(
+        [
+            allennlp,
+            "elmo-perplexity",
+            "elmo_plugin://pretrained/elmo_wikipedia_512x128",
+            "sentences.txt",
+            "--output-file",
+            "perplexity.json",
+        ],
+        user,
+        env,
+    )
     perplexity = json.loads((user / "perplexity.json").read_text())
     assert 1 < perplexity["forward_perplexity"] < perplexity["perplexity"] * 10
 
@@ -139,26 +215,57 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
         "".join(json.dumps({"text": text, "label": label}) + "\n" for text, label in TEXTS)
     )
     _run([allennlp, "train", "user.jsonnet", "-s", "run"], user, env)
-    (user / "predict.jsonl").write_text("".join(json.dumps({"sentence": t}) + "\n" for t, _ in TEXTS))
+    (user / "predict.jsonl").write_text(
+        "".join(json.dumps({"sentence": t}) + "\n" for t, _ in TEXTS)
+    )
     predict = [allennlp, "predict", "run/model.tar.gz", "predict.jsonl", "--output-file"]
     _run(predict + ["before.jsonl", "--silent"], user, env)
 
     shutil.rmtree(site / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128")
     elsewhere = user / "elsewhere"
     elsewhere.mkdir()
-    _run(predict[:2] + ["../run/model.tar.gz", "../predict.jsonl", "--output-file", "after.jsonl",
-                        "--silent"], elsewhere, env)
-    before = [json.loads(line)["probs"] for line in (user / "before.jsonl").read_text().splitlines()]
-    after = [json.loads(line)["probs"] for line in (elsewhere / "after.jsonl").read_text().splitlines()]
+    _run(
+        predict[:2]
+        + ["../run/model.tar.gz", "../predict.jsonl", "--output-file", "after.jsonl", "--silent"],
+        elsewhere,
+        env,
+    )
+    before = [
+        json.loads(line)["probs"] for line in (user / "before.jsonl").read_text().splitlines()
+    ]
+    after = [
+        json.loads(line)["probs"] for line in (elsewhere / "after.jsonl").read_text().splitlines()
+    ]
     assert after == before
 
-    _run([allennlp, "evaluate", "../run/model.tar.gz", "../train.jsonl", "--output-file",
-          "metrics.json"], elsewhere, env)
+    _run(
+        [
+            allennlp,
+            "evaluate",
+            "../run/model.tar.gz",
+            "../train.jsonl",
+            "--output-file",
+            "metrics.json",
+        ],
+        elsewhere,
+        env,
+    )
     assert "accuracy" in json.loads((elsewhere / "metrics.json").read_text())
-    _run([allennlp, "elmo-embed", "../sentences.txt", "from_archive.hdf5", "--archive",
-          "../run/model.tar.gz"], elsewhere, env)
-    with h5py.File(user / "vectors.hdf5", "r") as shipped, \
-            h5py.File(elsewhere / "from_archive.hdf5", "r") as archived:
+    _run(
+        [
+            allennlp,
+            "elmo-embed",
+            "../sentences.txt",
+            "from_archive.hdf5",
+            "--archive",
+            "../run/model.tar.gz",
+        ],
+        elsewhere,
+        env,
+    )
+    with h5py.File(user / "vectors.hdf5", "r") as shipped, h5py.File(
+        elsewhere / "from_archive.hdf5", "r"
+    ) as archived:
         for key in ("0", "1"):
             assert (archived[key][...] == shipped[key][...]).all()
 
@@ -177,7 +284,12 @@ def test_the_installed_command_refuses_an_archive_that_writes_outside(installed,
             info.size = 2
             evil.addfile(info, io.BytesIO(b"{}"))
     (user / "one.jsonl").write_text('{"sentence": "a"}\n')
-    result = subprocess.run([str(python.parent / "allennlp"), "predict", str(archive), "one.jsonl"],
-                            cwd=user, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [str(python.parent / "allennlp"), "predict", str(archive), "one.jsonl"],
+        cwd=user,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0 and "evil.tar.gz: member" in result.stderr, result.stderr[-3000:]
     assert list(outside.iterdir()) == []

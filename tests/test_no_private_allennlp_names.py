@@ -5,7 +5,7 @@ import ast
 import os
 from typing import Iterator, List, Set
 
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
 LIBRARY = os.path.join(PROJECT_ROOT, "elmo_plugin")
 
@@ -102,7 +102,7 @@ def _defined_names(tree: ast.AST) -> Set[str]:
     return names
 
 
-def test_the_core_reaches_no_private_attribute_of_allennlps_objects():
+def test_the_core_reaches_no_private_attribute_of_allennlps_objects() -> None:
     """Attributes are untyped here, so by name: in `elmo_plugin/elmo/`, no private attribute
     that AllenNLP's own classes store (`Highway._layers`, `TimeDistributed._module`) and the
     core does not define itself."""

@@ -1,12 +1,13 @@
 """What a user outside the clone relies on: one import registers everything, the allennlp start-up
 hook acts only in the allennlp command, and no command tries the network."""
+
 import json
 import os
 import subprocess
 import sys
 
 import _elmo_plugin_allennlp
-from tests.conftest import FIXTURES, PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 OFFLINE_TRAIN = """
 import sys
@@ -20,21 +21,34 @@ run()
 """
 
 CONFIG = {
-    "dataset_reader": {"type": "text_classification_json", "tokenizer": {"type": "whitespace"},
-                       "token_indexers": {"tokens": {"type": "single_id"},
-                                          "elmo": {"type": "elmo_characters"}}},
+    "dataset_reader": {
+        "type": "text_classification_json",
+        "tokenizer": {"type": "whitespace"},
+        "token_indexers": {"tokens": {"type": "single_id"}, "elmo": {"type": "elmo_characters"}},
+    },
     "train_data_path": "train.jsonl",
-    "model": {"type": "basic_classifier",
-              "text_field_embedder": {"token_embedders": {"tokens": {"type": "empty"}, "elmo": {
-                  "type": "elmo", "options_file": os.path.join(FIXTURES, "elmo", "options.json")}}},
-              "seq2vec_encoder": {"type": "boe", "embedding_dim": 32}},
+    "model": {
+        "type": "basic_classifier",
+        "text_field_embedder": {
+            "token_embedders": {
+                "tokens": {"type": "empty"},
+                "elmo": {
+                    "type": "elmo",
+                    "options_file": os.path.join(FIXTURES, "elmo", "options.json"),
+                },
+            }
+        },
+        "seq2vec_encoder": {"type": "boe", "embedding_dim": 32},
+    },
     "data_loader": {"batch_size": 2},
     "trainer": {"optimizer": "adam", "num_epochs": 1},
 }
 
 
 def _python(code: str, *args: str, cwd=PROJECT_ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True
+    )
 
 
 def test_import_elmo_plugin_registers_the_tasks_and_changes_nothing_else():
@@ -45,11 +59,13 @@ def test_import_elmo_plugin_registers_the_tasks_and_changes_nothing_else():
         "from allennlp.models import archival; extract = archival.extracted_archive\n"
         "environ, finders = dict(os.environ), list(sys.meta_path)\n"
         "import elmo_plugin\n"
-        "DatasetReader.by_name('squad_v1'); Model.by_name('bidaf_rc'); Predictor.by_name('squad_answer')\n"
+        "DatasetReader.by_name('squad_v1'); Model.by_name('bidaf_rc')\n"
+        "Predictor.by_name('squad_answer')\n"
         "Model.by_name('esim_nli'); Model.by_name('bilstm_crf_tagger'); Model.by_name('deep_srl')\n"
         "Model.by_name('bcn_classifier'); Predictor.by_name('sentence_sentiment')\n"
         "assert dict(os.environ) == environ and sys.meta_path == finders\n"
-        "assert archival.extracted_archive is extract  # only the allennlp command checks archives\n"
+        "# only the allennlp command checks archives\n"
+        "assert archival.extracted_archive is extract\n"
     )
     result = _python(code)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -65,8 +81,10 @@ def test_the_start_up_hook_acts_only_in_the_allennlp_command():
 def test_allennlp_train_with_the_plugin_tries_no_network_and_no_nltk_download(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(CONFIG))
     (tmp_path / "train.jsonl").write_text(
-        json.dumps({"text": "a good film", "label": "pos"}) + "\n"
-        + json.dumps({"text": "bad", "label": "neg"}) + "\n"
+        json.dumps({"text": "a good film", "label": "pos"})
+        + "\n"
+        + json.dumps({"text": "bad", "label": "neg"})
+        + "\n"
     )
     result = _python(OFFLINE_TRAIN, "config.json", "run", cwd=tmp_path)
     output = result.stdout + result.stderr
@@ -102,4 +120,8 @@ def test_the_start_up_hook_adds_the_archive_checks_to_the_default_plugins(monkey
     monkeypatch.delitem(sys.modules, "allennlp.common.params", raising=False)  # leave jsonnet alone
     plugins = types.SimpleNamespace(DEFAULT_PLUGINS=("allennlp_models",))
     _elmo_plugin_allennlp._register(plugins)
-    assert plugins.DEFAULT_PLUGINS == ("allennlp_models", "elmo_plugin", "elmo_plugin.allennlp_command")
+    assert plugins.DEFAULT_PLUGINS == (
+        "allennlp_models",
+        "elmo_plugin",
+        "elmo_plugin.allennlp_command",
+    )

@@ -1,7 +1,7 @@
 """The biLM shipped in pretrained/: what its README promises, loadable by stock AllenNLP."""
+
 import json
 import os
-from pathlib import Path
 
 import h5py
 import torch
@@ -13,9 +13,9 @@ from elmo_plugin.elmo import Elmo
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
+from tests.paths import FIXTURES, PROJECT_ROOT, TRAINING_CONFIGS
 
-ROOT = Path(__file__).parents[1]
-SHIPPED = ROOT / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128"
+SHIPPED = PROJECT_ROOT / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128"
 OPTIONS, WEIGHTS = str(SHIPPED / "options.json"), str(SHIPPED / "weights.hdf5")
 
 
@@ -29,11 +29,14 @@ def test_the_shipped_files_are_a_bilm_tf_model_of_the_documented_size_under_40_m
     words = (SHIPPED / "vocab.txt").read_text(encoding="utf-8").split("\n")
     assert {"<S>", "</S>", "the", ","} <= set(words[:20])  # frequency order, as the sampler needs
     with h5py.File(SHIPPED / "softmax.hdf5", "r") as softmax:
-        assert softmax["softmax/W"].shape == (len(words) - 1 if words[-1] == "" else len(words), 128)
+        assert softmax["softmax/W"].shape == (
+            len(words) - 1 if words[-1] == "" else len(words),
+            128,
+        )
 
 
 def test_the_task_configs_default_to_it_by_a_name_that_resolves_from_anywhere():
-    libsonnet = (ROOT / "elmo_plugin" / "training_configs" / "common" / "elmo.libsonnet").read_text()
+    libsonnet = (TRAINING_CONFIGS / "common" / "elmo.libsonnet").read_text()
     assert 'local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";' in libsonnet
     assert 'import "../../pretrained/elmo_wikipedia_512x128/options.json"' in libsonnet
 
@@ -53,10 +56,13 @@ def test_it_is_trained_its_held_out_perplexity_is_far_below_a_unigram_models():
     scores 1177 there; an untrained biLM scores about the vocabulary size, 50,000."""
     vocabulary = CorpusVocabulary.from_corpus(vocab_file=str(SHIPPED / "vocab.txt"))
     model = BilmLanguageModel(
-        vocabulary, options_file=OPTIONS, weight_file=WEIGHTS, softmax_file=str(SHIPPED / "softmax.hdf5")
+        vocabulary,
+        options_file=OPTIONS,
+        weight_file=WEIGHTS,
+        softmax_file=str(SHIPPED / "softmax.hdf5"),
     ).eval()
     reader = BilmCorpusReader()
-    instances = list(reader.read(str(ROOT / "fixtures" / "lm" / "wiki_valid.txt")))
+    instances = list(reader.read(str(FIXTURES / "lm" / "wiki_valid.txt")))
     with torch.no_grad():
         for start in range(0, len(instances), 50):
             batch = Batch(instances[start : start + 50])

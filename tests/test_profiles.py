@@ -1,5 +1,6 @@
 """The two install profiles (README "Install") read each other's archives, and the
 `weights_only` default of torch >= 2.6's `torch.load` breaks neither loading nor `--recover`."""
+
 import glob
 import json
 import os
@@ -12,6 +13,8 @@ from allennlp.training.callbacks import TrainerCallback
 import elmo_plugin.tasks.ner  # noqa: F401
 from tests.profile_archives import ARCHIVES, predict
 
+# ner_elmo's ELMo token embedder, as a config path.
+ELMO = "model.text_field_embedder.token_embedders.elmo"
 PROFILE_ARCHIVES = sorted(glob.glob(os.path.join(ARCHIVES, "*", "model.tar.gz")))
 
 
@@ -20,7 +23,9 @@ def test_there_is_an_archive_of_each_profile():
     assert profiles == {"current", "allennlp-2.10"}
 
 
-@pytest.mark.parametrize("archive", PROFILE_ARCHIVES, ids=lambda p: os.path.basename(os.path.dirname(p)))
+@pytest.mark.parametrize(
+    "archive", PROFILE_ARCHIVES, ids=lambda p: os.path.basename(os.path.dirname(p))
+)
 def test_an_archive_of_either_profile_predicts_what_it_predicted_where_it_was_trained(archive):
     with open(os.path.join(os.path.dirname(archive), "predictions.json")) as handle:
         recorded = json.load(handle)["sentences"]
@@ -52,13 +57,16 @@ def test_recover_reads_back_a_task_training_state(tmp_path):
         "train_data_path": "fixtures/ner/train.txt",
         "validation_data_path": "fixtures/ner/dev.txt",
         "test_data_path": "fixtures/ner/test.txt",
-        "model.text_field_embedder.token_embedders.elmo.options_file": "fixtures/elmo/options.json",
-        "model.text_field_embedder.token_embedders.elmo.weight_file": "fixtures/elmo/lm_weights.hdf5",
+        f"{ELMO}.options_file": "fixtures/elmo/options.json",
+        f"{ELMO}.weight_file": "fixtures/elmo/lm_weights.hdf5",
         "model.encoder.hidden_size": 8,
         "data_loader.batch_sampler.batch_size": 8,
         "trainer.num_epochs": 2,
         "trainer.callbacks": [
-            {"type": "test_profiles_interrupt_after_epoch_one", "marker": str(tmp_path / "interrupted")}
+            {
+                "type": "test_profiles_interrupt_after_epoch_one",
+                "marker": str(tmp_path / "interrupted"),
+            }
         ],
     }
     config, run = "elmo_plugin/training_configs/ner/ner_elmo.jsonnet", str(tmp_path / "run")

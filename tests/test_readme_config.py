@@ -2,6 +2,7 @@
 directory: it takes the encoder's size from the biLM (`elmo.output_dim`), with the shipped biLM
 and with another one set as its comment says; without that biLM's options the error names the
 file and the line to add."""
+
 import json
 import re
 import sys
@@ -12,7 +13,7 @@ from allennlp.commands.train import train_model
 from allennlp.common import Params
 
 import elmo_plugin  # noqa: F401  (registers the blocks' names and resolves their imports)
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
 BLOCK_IMPORT = 'local elmo = import "elmo_plugin/training_configs/common/elmo.libsonnet";'
 
@@ -20,7 +21,9 @@ BLOCK_IMPORT = 'local elmo = import "elmo_plugin/training_configs/common/elmo.li
 def readme_config() -> str:
     readme = open(f"{PROJECT_ROOT}/README.md", encoding="utf-8").read()
     section = readme.split("### ELMo in your own config", 1)[1]
-    config = re.search(r"```jsonnet\n(.*?)```", section, re.DOTALL).group(1)
+    block = re.search(r"```jsonnet\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "no jsonnet block under 'ELMo in your own config'"
+    config = block.group(1)
     assert BLOCK_IMPORT in config and "embedding_dim: elmo.output_dim" in config
     return config
 

@@ -1,6 +1,7 @@
 """Users install allennlp-models beside us: all three must import together in either order
 (AllenNLP's `Registrable.register` raises on a name used twice for the same base class), and
 our names must resolve to our classes."""
+
 import subprocess
 import sys
 
@@ -22,8 +23,10 @@ def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):
     assert Model.by_name("crf_tagger").__module__.startswith("allennlp_models")  # really loaded
     assert TokenEmbedder.by_name("elmo") is ElmoTokenEmbedder
     ours = [
-        name for names in Registrable._registry.values()
-        for name, (cls, _) in names.items() if cls.__module__.startswith("elmo_plugin")
+        name
+        for names in Registrable._registry.values()
+        for name, (cls, _) in names.items()
+        if cls.__module__.startswith("elmo_plugin")
     ]
     assert "elmo" in ours
 

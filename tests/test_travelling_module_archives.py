@@ -2,6 +2,7 @@
 input and the output) or as the `elmo` embedder (NER's), carries its biLM, weights and options,
 with nothing written by hand: after the biLM files it was trained from are deleted,
 `Predictor.from_path` after `import elmo_plugin` predicts the same from another directory."""
+
 import json
 import shutil
 
@@ -12,12 +13,13 @@ from allennlp.predictors import Predictor
 
 from elmo_plugin.commands.elmo_embed import bilm_from_archive
 from elmo_plugin.elmo.elmo import OPTIONS_NAMESPACE
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL
 from tests.tasks.snli.snli_small_overrides import SMALL
-from tests.tasks.training_helpers import FIXTURE_BILM, train_config, ROOT
+from tests.tasks.training_helpers import FIXTURE_BILM, train_config
 
-CONFIG = ROOT / "elmo_plugin" / "training_configs" / "snli" / "snli_elmo_input_output.jsonnet"
-NER_CONFIG = ROOT / "elmo_plugin" / "training_configs" / "ner" / "ner_elmo.jsonnet"
+CONFIG = TRAINING_CONFIGS / "snli" / "snli_elmo_input_output.jsonnet"
+NER_CONFIG = TRAINING_CONFIGS / "ner" / "ner_elmo.jsonnet"
 NER_ELMO = "model.text_field_embedder.token_embedders.elmo"
 SENTENCES = ["Peter Blackburn lives in Brussels .", "EU rejects German call ."]
 PAIRS = [

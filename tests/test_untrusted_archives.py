@@ -1,6 +1,7 @@
 """A `model.tar.gz` from someone else may not write outside its extraction directory: members
 named `../x` or `/x`, links out of the directory and members below links are refused, with the
 archive and the member named, on every path our users load archives through."""
+
 import io
 import os
 import subprocess
@@ -11,7 +12,7 @@ import pytest
 from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.archives import check_members, install_archive_check, load_checked_archive
-from tests.conftest import FIXTURES, PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 GOOD = os.path.join(FIXTURES, "archives", "current", "model.tar.gz")  # a bilstm_crf_tagger (NER)
 
@@ -41,10 +42,15 @@ def _escapes(tmp_path):
         "dotdot": [_member("../" * 12 + str(outside / "pwned.txt").lstrip("/"))],
         "absolute": [_member(str(outside / "pwned.txt"))],
         "symlink out": [_member("vocabulary/evil", tarfile.SYMTYPE, str(outside))],
-        "symlink then write through it": [_member("out", tarfile.SYMTYPE, str(outside)),
-                                          _member("out/pwned.txt")],
+        "symlink then write through it": [
+            _member("out", tarfile.SYMTYPE, str(outside)),
+            _member("out/pwned.txt"),
+        ],
         "relative symlink climbing": [_member("up", tarfile.SYMTYPE, escape)],
-        "dot symlink chain": [_member("a", tarfile.SYMTYPE, "."), _member("a/b", tarfile.SYMTYPE, "x")],
+        "dot symlink chain": [
+            _member("a", tarfile.SYMTYPE, "."),
+            _member("a/b", tarfile.SYMTYPE, "x"),
+        ],
         "below a link named ./": [_member("./c", tarfile.SYMTYPE, "."), _member("c/d")],
         "hard link out": [_member("vocabulary/hard", tarfile.LNKTYPE, "../../etc/passwd")],
         "fifo": [_member("vocabulary/pipe", tarfile.FIFOTYPE)],
@@ -55,9 +61,13 @@ def test_members_that_leave_the_directory_are_refused_naming_archive_and_member(
     outside, cases = _escapes(tmp_path)
     for case, extra in cases.items():
         archive = _evil_archive(tmp_path / "evil.tar.gz", *extra)
-        with pytest.raises(ConfigurationError, match=r"evil\.tar\.gz: member '.*' .*refusing") as caught:
+        with pytest.raises(
+            ConfigurationError, match=r"evil\.tar\.gz: member '.*' .*refusing"
+        ) as caught:
             load_checked_archive(archive)
-        assert any(f"member {info.name[:50]!r}"[:-1] in str(caught.value) for info, _ in extra), case
+        assert any(
+            f"member {info.name[:50]!r}"[:-1] in str(caught.value) for info, _ in extra
+        ), case
         assert os.listdir(outside) == [], case
 
 
@@ -81,8 +91,18 @@ def test_elmo_embed_archive_is_checked(monkeypatch, tmp_path):
     outside, cases = _escapes(tmp_path)
     archive = _evil_archive(tmp_path / "evil.tar.gz", *cases["dotdot"])
     (tmp_path / "in.txt").write_text("a b\n")
-    monkeypatch.setattr(sys, "argv", ["allennlp", "elmo-embed", str(tmp_path / "in.txt"),
-                                      str(tmp_path / "o.hdf5"), "--archive", archive])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "allennlp",
+            "elmo-embed",
+            str(tmp_path / "in.txt"),
+            str(tmp_path / "o.hdf5"),
+            "--archive",
+            archive,
+        ],
+    )
     with pytest.raises(ConfigurationError, match="evil.tar.gz: member"):
         main()
     assert os.listdir(outside) == []
@@ -101,8 +121,14 @@ def test_predictor_from_path_is_checked_once_the_check_is_installed(monkeypatch,
     assert os.listdir(outside) == []
 
 
-@pytest.mark.parametrize("command,how", [
-    ("predict", "--include-package"), ("predict", ".allennlp_plugins"), ("evaluate", "--include-package")])
+@pytest.mark.parametrize(
+    "command,how",
+    [
+        ("predict", "--include-package"),
+        ("predict", ".allennlp_plugins"),
+        ("evaluate", "--include-package"),
+    ],
+)
 def test_the_allennlp_command_checks_archives(tmp_path, command, how):
     outside, cases = _escapes(tmp_path)
     archive = _evil_archive(tmp_path / "evil.tar.gz", *cases["dotdot"])
@@ -112,7 +138,7 @@ def test_the_allennlp_command_checks_archives(tmp_path, command, how):
         argv += ["--include-package", "elmo_plugin"]
     # .allennlp_plugins is read from the working directory: the project root has one.
     cwd = PROJECT_ROOT if how == ".allennlp_plugins" else tmp_path
-    env = {**os.environ, "PYTHONPATH": PROJECT_ROOT}
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
     result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     assert result.returncode != 0
     assert "evil.tar.gz: member" in result.stderr, result.stderr[-3000:]

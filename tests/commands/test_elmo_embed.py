@@ -21,12 +21,23 @@ def run_command(monkeypatch, *args):
     main()
 
 
-def test_command_writes_bilm_tf_layout_equal_to_allennlp(monkeypatch, tmp_path, elmo_options, elmo_weights, sentences):
+def test_command_writes_bilm_tf_layout_equal_to_allennlp(
+    monkeypatch, tmp_path, elmo_options, elmo_weights, sentences
+):
     text = tmp_path / "sentences.txt"
     text.write_text("\n".join(" ".join(s) for s in sentences[:5]) + "\n")
     output = tmp_path / "out.hdf5"
-    run_command(monkeypatch, str(text), str(output), "--options-file", elmo_options,
-                "--weight-file", elmo_weights, "--batch-size", "2")
+    run_command(
+        monkeypatch,
+        str(text),
+        str(output),
+        "--options-file",
+        elmo_options,
+        "--weight-file",
+        elmo_weights,
+        "--batch-size",
+        "2",
+    )
     reference = AllenNlpElmo(elmo_options, elmo_weights, 1, dropout=0.0).eval()
     with h5py.File(output, "r") as written:
         index = json.loads(written["sentence_to_index"][0])
@@ -85,7 +96,9 @@ def test_a_failure_half_way_leaves_the_previous_output_intact(tmp_path, elmo_opt
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.hdf5"]
 
 
-def test_output_equal_to_the_input_is_refused_also_through_a_symlink(tmp_path, elmo_options, elmo_weights):
+def test_output_equal_to_the_input_is_refused_also_through_a_symlink(
+    tmp_path, elmo_options, elmo_weights
+):
     text = tmp_path / "same.txt"
     text.write_text("a b c\n")
     link = tmp_path / "link.txt"
@@ -100,12 +113,14 @@ def test_output_equal_to_the_input_is_refused_also_through_a_symlink(tmp_path, e
 def test_a_batch_of_only_blank_lines(tmp_path, elmo_options, elmo_weights):
     text = tmp_path / "in.txt"
     text.write_text("a b\n" * 3 + "\n" * 4 + "c\n" + "\n")
-    count = embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"),
-                       batch_size=3)
+    count = embed_file(
+        load_bilm(elmo_options, elmo_weights), str(text), str(tmp_path / "o.hdf5"), batch_size=3
+    )
     assert count == 9
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert [written[str(i)].shape for i in range(9)] == (
-            [(3, 2, 32)] * 3 + [(3, 0, 32)] * 4 + [(3, 1, 32), (3, 0, 32)])
+            [(3, 2, 32)] * 3 + [(3, 0, 32)] * 4 + [(3, 1, 32), (3, 0, 32)]
+        )
 
 
 def test_help_states_each_default_once(monkeypatch, capsys):
@@ -120,14 +135,25 @@ def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elm
 
     totals = []
     real_tqdm = embeddings_file.Tqdm.tqdm
-    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    monkeypatch.setattr(
+        embeddings_file.Tqdm,
+        "tqdm",
+        lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k),
+    )
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
-    embed_file(load_bilm(elmo_options, None), str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), batch_size=2)
+    embed_file(
+        load_bilm(elmo_options, None),
+        str(tmp_path / "in.txt"),
+        str(tmp_path / "out.hdf5"),
+        batch_size=2,
+    )
     assert totals == [2]
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
-def test_the_output_gets_the_mode_a_plain_open_would_give(tmp_path, elmo_options, elmo_weights, umask):
+def test_the_output_gets_the_mode_a_plain_open_would_give(
+    tmp_path, elmo_options, elmo_weights, umask
+):
     text = tmp_path / "in.txt"
     text.write_text("a b c\n")
     previous = os.umask(umask)
@@ -140,14 +166,25 @@ def test_the_output_gets_the_mode_a_plain_open_would_give(tmp_path, elmo_options
     assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == 0o666 & ~umask
 
 
-def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(monkeypatch, tmp_path, elmo_options, elmo_weights, sentences):
+def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(
+    monkeypatch, tmp_path, elmo_options, elmo_weights, sentences
+):
     text = tmp_path / "sentences.txt"
     text.write_text("\n".join(" ".join(s) for s in sentences[:6]) + "\n")
     written = {}
     for name in ("float32", "bfloat16"):
         output = tmp_path / f"{name}.hdf5"
-        run_command(monkeypatch, str(text), str(output), "--options-file", elmo_options,
-                    "--weight-file", elmo_weights, "--compute-dtype", name)
+        run_command(
+            monkeypatch,
+            str(text),
+            str(output),
+            "--options-file",
+            elmo_options,
+            "--weight-file",
+            elmo_weights,
+            "--compute-dtype",
+            name,
+        )
         with h5py.File(output, "r") as handle:
             written[name] = [handle[str(i)][...] for i in range(6)]
     for exact, reduced in zip(written["float32"], written["bfloat16"]):
@@ -166,14 +203,22 @@ def _pipe_with(data: bytes) -> str:
     return f"/dev/fd/{read_end}"
 
 
-def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(monkeypatch, tmp_path, elmo_options, elmo_weights):
+def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(
+    monkeypatch, tmp_path, elmo_options, elmo_weights
+):
     from elmo_plugin import embeddings_file
 
     totals = []
     real_tqdm = embeddings_file.Tqdm.tqdm
-    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k))
+    monkeypatch.setattr(
+        embeddings_file.Tqdm,
+        "tqdm",
+        lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k),
+    )
     pipe = _pipe_with(b"a b\nc\nd e f\n")
-    count = embed_file(load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2)
+    count = embed_file(
+        load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2
+    )
     assert count == 3 and totals == [None]
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert [written[str(i)].shape[1] for i in range(3)] == [2, 1, 3]
@@ -182,14 +227,23 @@ def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(monkeypatch, tm
 def test_the_command_reads_dev_stdin(monkeypatch, tmp_path, elmo_options, elmo_weights):
     pipe = _pipe_with(b"a b\nc\n")
     monkeypatch.setattr(sys, "stdin", open(pipe))  # not read by the command: it opens the path
-    run_command(monkeypatch, pipe, str(tmp_path / "o.hdf5"), "--options-file", elmo_options,
-                "--weight-file", elmo_weights)
+    run_command(
+        monkeypatch,
+        pipe,
+        str(tmp_path / "o.hdf5"),
+        "--options-file",
+        elmo_options,
+        "--weight-file",
+        elmo_weights,
+    )
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert sorted(written) == ["0", "1", "sentence_to_index"]
 
 
 @pytest.mark.parametrize("named", ["--weight-file", "--options-file", "--archive"])
-def test_the_output_may_not_be_any_input_of_the_command(monkeypatch, tmp_path, elmo_options, elmo_weights, named):
+def test_the_output_may_not_be_any_input_of_the_command(
+    monkeypatch, tmp_path, elmo_options, elmo_weights, named
+):
     import shutil
 
     options, weights = tmp_path / "options.json", tmp_path / "weights.hdf5"
@@ -201,8 +255,11 @@ def test_the_output_may_not_be_any_input_of_the_command(monkeypatch, tmp_path, e
     target = {"--weight-file": weights, "--options-file": options, "--archive": archive}[named]
     (tmp_path / "link").symlink_to(target)
     before = target.read_bytes()
-    model = ["--archive", str(archive)] if named == "--archive" else [
-        "--options-file", str(options), "--weight-file", str(weights)]
+    model = (
+        ["--archive", str(archive)]
+        if named == "--archive"
+        else ["--options-file", str(options), "--weight-file", str(weights)]
+    )
     for output in (target, tmp_path / "link"):
         with pytest.raises(ConfigurationError, match=f"is the {named} "):
             run_command(monkeypatch, str(tmp_path / "in.txt"), str(output), *model)
@@ -210,15 +267,30 @@ def test_the_output_may_not_be_any_input_of_the_command(monkeypatch, tmp_path, e
 
 
 @pytest.mark.parametrize("batch_size", ["0", "-3"])
-def test_a_batch_size_below_one_is_a_clear_error(monkeypatch, tmp_path, elmo_options, elmo_weights, batch_size):
+def test_a_batch_size_below_one_is_a_clear_error(
+    monkeypatch, tmp_path, elmo_options, elmo_weights, batch_size
+):
     (tmp_path / "in.txt").write_text("a b\n")
-    with pytest.raises(ConfigurationError, match=f"--batch-size must be a positive integer, got {batch_size}"):
-        run_command(monkeypatch, str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"), "--options-file",
-                    elmo_options, "--weight-file", elmo_weights, "--batch-size", batch_size)
+    with pytest.raises(
+        ConfigurationError, match=f"--batch-size must be a positive integer, got {batch_size}"
+    ):
+        run_command(
+            monkeypatch,
+            str(tmp_path / "in.txt"),
+            str(tmp_path / "o.hdf5"),
+            "--options-file",
+            elmo_options,
+            "--weight-file",
+            elmo_weights,
+            "--batch-size",
+            batch_size,
+        )
     assert not (tmp_path / "o.hdf5").exists()
 
 
-def test_non_finite_vectors_from_finite_weights_are_an_error_naming_the_line(tmp_path, elmo_options, elmo_weights):
+def test_non_finite_vectors_from_finite_weights_are_an_error_naming_the_line(
+    tmp_path, elmo_options, elmo_weights
+):
     text = tmp_path / "in.txt"
     text.write_text("a b\nc d e\n")
     output = tmp_path / "o.hdf5"
@@ -239,7 +311,9 @@ def test_a_cr_only_file_is_one_sentence_a_line(tmp_path, elmo_options, elmo_weig
     assert count == 3
 
 
-def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(monkeypatch, tmp_path, elmo_options, elmo_weights):
+def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(
+    monkeypatch, tmp_path, elmo_options, elmo_weights
+):
     import collections
     import errno
 
@@ -252,7 +326,9 @@ def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(monkeypatch, tmp_path,
     output.write_bytes(b"previous")
     free = iter([10**9, 10**9, 2**20 + 100])  # the third batch finds the disk nearly full
     monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, next(free)))
-    with pytest.raises(OSError, match=f"no space left on the disk holding {tmp_path} .*o.hdf5") as caught:
+    with pytest.raises(
+        OSError, match=f"no space left on the disk holding {tmp_path} .*o.hdf5"
+    ) as caught:
         embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(output), batch_size=4)
     assert caught.value.errno == errno.ENOSPC
     assert output.read_bytes() == b"previous"
@@ -273,5 +349,7 @@ def test_the_output_may_not_be_a_file_of_an_archive_directory(monkeypatch, tmp_p
     (tmp_path / "in.txt").write_text("a b\n")
     for name in ("best.th", "vocabulary/tokens.txt"):
         with pytest.raises(ConfigurationError, match="is the --archive file"):
-            run_command(monkeypatch, str(tmp_path / "in.txt"), str(run / name), "--archive", str(run))
+            run_command(
+                monkeypatch, str(tmp_path / "in.txt"), str(run / name), "--archive", str(run)
+            )
         assert (run / name).read_text() == "read by the loader"

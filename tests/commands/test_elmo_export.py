@@ -1,4 +1,5 @@
 """`allennlp train` -> `allennlp elmo-export` -> ELMo embedders, ours and stock AllenNLP's."""
+
 import json
 import os
 import shutil
@@ -26,8 +27,20 @@ from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp, ten
 SENTENCES = "fixtures/lm/sentences.txt"
 TINY_BILM = {
     # n_characters 261 is bilm-tf's training convention; the export must say 262.
-    "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 8], [2, 8], [3, 16]], "n_highway": 2, "n_characters": 261},
-    "lstm": {"dim": 32, "projection_dim": 16, "n_layers": 2, "cell_clip": 3, "proj_clip": 3, "use_skip_connections": True},
+    "char_cnn": {
+        "embedding": {"dim": 4},
+        "filters": [[1, 8], [2, 8], [3, 16]],
+        "n_highway": 2,
+        "n_characters": 261,
+    },
+    "lstm": {
+        "dim": 32,
+        "projection_dim": 16,
+        "n_layers": 2,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "use_skip_connections": True,
+    },
 }
 
 
@@ -57,7 +70,11 @@ def test_export_writes_the_bilm_tf_layout(exported):
     options = json.load(open(os.path.join(out, "options.json")))
     assert options["char_cnn"]["n_characters"] == 262
     assert options["lstm"] == {
-        "cell_clip": 3, "dim": 32, "n_layers": 2, "proj_clip": 3, "projection_dim": 16,
+        "cell_clip": 3,
+        "dim": 32,
+        "n_layers": 2,
+        "proj_clip": 3,
+        "projection_dim": 16,
         "use_skip_connections": True,
     }
     with h5py.File(os.path.join(out, "weights.hdf5"), "r") as weights:
@@ -75,7 +92,9 @@ def test_stock_allennlp_elmo_gives_the_trained_models_outputs(exported):
         stock = AllenNlpElmoBiLm(options, weights)(character_ids)
         reloaded = load_bilm(options, weights)(character_ids)
     assert len(ours["activations"]) == len(stock["activations"]) == 3
-    for mine, theirs, again in zip(ours["activations"], stock["activations"], reloaded["activations"]):
+    for mine, theirs, again in zip(
+        ours["activations"], stock["activations"], reloaded["activations"]
+    ):
         assert torch.allclose(mine, theirs, atol=1e-5)
         assert torch.allclose(mine, again, atol=1e-5)
 
@@ -84,7 +103,9 @@ def test_stock_allennlp_elmo_gives_the_trained_models_outputs(exported):
         stock_elmo = AllenNlpElmo(options, weights, 2, dropout=0.0)(character_ids)
         our_elmo = Elmo(options, weights, 2, dropout=0.0)(character_ids)
         stock_embedder = AllenNlpElmoTokenEmbedder(options, weights, dropout=0.0)(character_ids)
-        our_embedder = ElmoTokenEmbedder(options_file=options, weight_file=weights, dropout=0.0)(character_ids)
+        our_embedder = ElmoTokenEmbedder(options_file=options, weight_file=weights, dropout=0.0)(
+            character_ids
+        )
     for mine, theirs in zip(our_elmo["elmo_representations"], stock_elmo["elmo_representations"]):
         assert torch.allclose(mine, theirs, atol=1e-5)
     assert torch.allclose(our_embedder, stock_embedder, atol=1e-5)
@@ -104,7 +125,9 @@ def test_training_continues_from_the_export_with_its_softmax(exported):
     resumed = language_model_from_export(out)
     reader = BilmCorpusReader()
     instances = list(reader.read(SENTENCES))[:10]
-    assert _loss(resumed, instances, reader) == pytest.approx(_loss(trained, instances, reader), rel=1e-5)
+    assert _loss(resumed, instances, reader) == pytest.approx(
+        _loss(trained, instances, reader), rel=1e-5
+    )
     # Without the softmax the biLM alone scores far worse.
     fresh = language_model_from_export(out, with_softmax=False)
     assert _loss(fresh, instances, reader) > _loss(trained, instances, reader) + 0.3
@@ -131,7 +154,9 @@ def test_an_archive_whose_vocabulary_was_swapped_is_a_clear_error(exported, tmp_
     with tarfile.open(archive) as tar:
         tar.extractall(unpacked)
     tokens = unpacked / "vocabulary" / "tokens.txt"
-    tokens.write_text("\n".join(tokens.read_text(encoding="utf-8").splitlines()[:-5]) + "\n", encoding="utf-8")
+    tokens.write_text(
+        "\n".join(tokens.read_text(encoding="utf-8").splitlines()[:-5]) + "\n", encoding="utf-8"
+    )
     broken = tmp_path / "broken.tar.gz"
     with tarfile.open(broken, "w:gz") as tar:
         for name in os.listdir(unpacked):
@@ -148,7 +173,9 @@ def test_exporting_something_else_is_a_clear_error(tmp_path):
 def test_a_float16_softmax_is_half_the_size_and_scores_like_the_trained_model(exported, tmp_path):
     archive, full = exported
     run_allennlp("elmo-export", archive, str(tmp_path), "--include-softmax", "--softmax-float16")
-    with h5py.File(tmp_path / "softmax.hdf5", "r") as half, h5py.File(os.path.join(full, "softmax.hdf5"), "r") as whole:
+    with h5py.File(tmp_path / "softmax.hdf5", "r") as half, h5py.File(
+        os.path.join(full, "softmax.hdf5"), "r"
+    ) as whole:
         assert half["softmax/W"].dtype == "float16" and whole["softmax/W"].dtype == "float32"
         assert half["softmax/b"].dtype == "float32"
     resumed = language_model_from_export(str(tmp_path))
@@ -156,7 +183,9 @@ def test_a_float16_softmax_is_half_the_size_and_scores_like_the_trained_model(ex
     reader = BilmCorpusReader()
     instances = list(reader.read(SENTENCES))[:10]
     trained = load_archive(archive).model
-    assert _loss(resumed, instances, reader) == pytest.approx(_loss(trained, instances, reader), rel=1e-3)
+    assert _loss(resumed, instances, reader) == pytest.approx(
+        _loss(trained, instances, reader), rel=1e-3
+    )
 
 
 def test_elmo_perplexity_of_the_export_is_the_trained_models(exported, tmp_path):
@@ -170,7 +199,9 @@ def test_elmo_perplexity_of_the_export_is_the_trained_models(exported, tmp_path)
     assert measured["forward_perplexity"] != measured["backward_perplexity"]
 
 
-def test_elmo_perplexity_of_an_export_without_its_softmax_names_the_missing_file(exported, tmp_path):
+def test_elmo_perplexity_of_an_export_without_its_softmax_names_the_missing_file(
+    exported, tmp_path
+):
     _, out = exported
     for name in ["options.json", "weights.hdf5", "vocab.txt"]:
         shutil.copy(os.path.join(out, name), tmp_path / name)
@@ -214,12 +245,22 @@ def test_perplexity_output_may_not_be_its_text_file_or_an_export_file(tmp_path):
     shutil.copy(SENTENCES, text)
     before = text.read_bytes()
     with pytest.raises(ConfigurationError, match="is the text file"):
-        run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", str(text),
-                     "--output-file", str(text))
+        run_allennlp(
+            "elmo-perplexity",
+            "elmo_plugin://pretrained/elmo_wikipedia_512x128",
+            str(text),
+            "--output-file",
+            str(text),
+        )
     assert text.read_bytes() == before
 
 
 def test_perplexity_batch_size_zero_is_a_clear_error():
     with pytest.raises(ConfigurationError, match="--batch-size must be a positive integer, got 0"):
-        run_allennlp("elmo-perplexity", "elmo_plugin://pretrained/elmo_wikipedia_512x128", SENTENCES,
-                     "--batch-size", "0")
+        run_allennlp(
+            "elmo-perplexity",
+            "elmo_plugin://pretrained/elmo_wikipedia_512x128",
+            SENTENCES,
+            "--batch-size",
+            "0",
+        )

@@ -1,5 +1,6 @@
 """An activation cache directory that cannot be used (a file, damaged, read-only, a full disk)
 is a ConfigurationError naming its path, at start or at the write that fails."""
+
 import sqlite3
 
 import pytest
@@ -27,8 +28,12 @@ def test_a_read_only_directory(tmp_path, monkeypatch):
     ActivationCache(directory=str(tmp_path))  # the file exists, then the directory turns read-only
     real_connect = sqlite3.connect
     # As root, permissions do not stop writes: open the file read-only instead.
-    monkeypatch.setattr(sqlite3, "connect", lambda path, **k: real_connect(f"file:{path}?mode=ro", uri=True, **k))
-    with pytest.raises(ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*readonly"):
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda path, **k: real_connect(f"file:{path}?mode=ro", uri=True, **k)
+    )
+    with pytest.raises(
+        ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*readonly"
+    ):
         ActivationCache(directory=str(tmp_path))
 
 
@@ -40,7 +45,9 @@ def test_a_row_of_another_shape_is_named(tmp_path):
     cache._disk.commit()
     fresh = ActivationCache(directory=str(tmp_path))
     fresh.bind(b"digest")
-    with pytest.raises(ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*damaged"):
+    with pytest.raises(
+        ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*damaged"
+    ):
         fresh.get(b"key")
 
 
@@ -53,5 +60,7 @@ def test_a_failing_write_names_the_file(tmp_path):
             raise sqlite3.OperationalError("database or disk is full")
 
     cache._disk = FullDisk()
-    with pytest.raises(ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*disk is full"):
+    with pytest.raises(
+        ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*disk is full"
+    ):
         cache.put(b"key", torch.ones(2, 2))

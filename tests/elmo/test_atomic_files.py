@@ -1,16 +1,16 @@
 """Every file the plugin writes is written whole or not at all: a temporary name beside it,
 renamed once complete; a failure or Ctrl-C leaves what was there, and no partial file."""
+
 import errno
 import os
 import subprocess
 import sys
 
-import h5py
 import numpy
 import pytest
 from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo import ElmoBiLm, bilm_tf_format, load_bilm, save_bilm
+from elmo_plugin.elmo import bilm_tf_format, load_bilm, save_bilm
 from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
 from elmo_plugin.lm.softmax_file import read_softmax, write_softmax
 
@@ -19,7 +19,9 @@ def _contents(directory):
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
-def test_save_bilm_interrupted_leaves_the_previous_export_whole(tmp_path, monkeypatch, elmo_options, elmo_weights):
+def test_save_bilm_interrupted_leaves_the_previous_export_whole(
+    tmp_path, monkeypatch, elmo_options, elmo_weights
+):
     save_bilm(load_bilm(elmo_options, elmo_weights), str(tmp_path))
     before = _contents(tmp_path)
 
@@ -34,11 +36,18 @@ def test_save_bilm_interrupted_leaves_the_previous_export_whole(tmp_path, monkey
 
 
 def test_write_softmax_failing_leaves_the_previous_softmax_and_vocabulary(tmp_path):
-    write_softmax(str(tmp_path), ["@@UNKNOWN@@", "a"], numpy.ones((2, 3), numpy.float32), numpy.zeros(2, numpy.float32))
+    write_softmax(
+        str(tmp_path),
+        ["@@UNKNOWN@@", "a"],
+        numpy.ones((2, 3), numpy.float32),
+        numpy.zeros(2, numpy.float32),
+    )
     before = _contents(tmp_path)
     unwritable = numpy.array([[object()] * 3] * 2)
     with pytest.raises(TypeError):
-        write_softmax(str(tmp_path), ["@@UNKNOWN@@", "b"], unwritable, numpy.zeros(2, numpy.float32))
+        write_softmax(
+            str(tmp_path), ["@@UNKNOWN@@", "b"], unwritable, numpy.zeros(2, numpy.float32)
+        )
     assert _contents(tmp_path) == before
     assert read_softmax(str(tmp_path / "softmax.hdf5"))[0] == ["@@UNKNOWN@@", "a"]
 
@@ -58,7 +67,9 @@ def test_an_output_that_is_a_symlink_is_written_through_and_stays_a_link(tmp_pat
 
 
 def test_a_stale_partial_file_of_a_killed_writer_is_removed(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     stale = tmp_path / f".out.hdf5.{int(dead.stdout)}-x1y2.partial"
     stale.write_bytes(b"half a file")
     alive = tmp_path / f".out.hdf5.{os.getppid()}-x1y2.partial"  # a writer still running
@@ -67,7 +78,9 @@ def test_a_stale_partial_file_of_a_killed_writer_is_removed(tmp_path):
     foreign.write_bytes(b"")
     with replaced_when_complete(str(tmp_path / "out.hdf5")) as partial:
         open(partial, "w").close()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, foreign.name, "out.hdf5"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [alive.name, foreign.name, "out.hdf5"]
+    )
 
 
 def test_a_full_disk_names_the_file_and_its_directory(tmp_path):
@@ -92,12 +105,16 @@ def test_refuse_overwriting_follows_symlinks_and_hard_links(tmp_path):
     os.link(weights, tmp_path / "hard")
     for output in ("link", "hard", "weights.hdf5", "./weights.hdf5"):
         with pytest.raises(ConfigurationError, match=r"is the --weight-file .*weights\.hdf5"):
-            refuse_overwriting(str(tmp_path / output), {"--weight-file": str(weights), "--archive": None})
+            refuse_overwriting(
+                str(tmp_path / output), {"--weight-file": str(weights), "--archive": None}
+            )
     refuse_overwriting(str(tmp_path / "new.hdf5"), {"--weight-file": str(weights)})
     refuse_overwriting(str(tmp_path / "x"), {"--weight-file": "https://example.org/weights.hdf5"})
 
 
-def test_save_bilm_on_a_nearly_full_disk_stops_before_hdf5_writes(tmp_path, monkeypatch, elmo_options, elmo_weights):
+def test_save_bilm_on_a_nearly_full_disk_stops_before_hdf5_writes(
+    tmp_path, monkeypatch, elmo_options, elmo_weights
+):
     import collections
 
     from elmo_plugin.elmo import atomic_files
@@ -116,5 +133,5 @@ def test_an_output_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path
     with pytest.raises(ConfigurationError, match=r"out is not a regular file"):
         with replaced_when_complete(str(output)) as partial:
             open(partial, "w").close()
-    assert (output.is_fifo() if kind == "fifo" else output.is_dir())
+    assert output.is_fifo() if kind == "fifo" else output.is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

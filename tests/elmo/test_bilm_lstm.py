@@ -44,10 +44,16 @@ def test_gradients_match_a_step_by_step_reference_with_ragged_lengths():
         for direction, steps in ((0, range(length)), (1, reversed(range(length)))):
             hidden, memory = torch.zeros(4), torch.zeros(10)
             for t in steps:
-                gates = inputs[row, t] @ layer.input_weight[direction] + hidden @ layer.state_weight[direction] + layer.bias[direction, 0]
+                gates = (
+                    inputs[row, t] @ layer.input_weight[direction]
+                    + hidden @ layer.state_weight[direction]
+                    + layer.bias[direction, 0]
+                )
                 i, f, o, c = gates.split(10)
                 memory = (torch.sigmoid(f) * memory + torch.sigmoid(i) * torch.tanh(c)).clamp(-1, 1)
-                hidden = (torch.sigmoid(o) * torch.tanh(memory) @ layer.projection_weight[direction]).clamp(-1, 1)
-                total = total + (hidden ** 2).sum()
+                hidden = (
+                    torch.sigmoid(o) * torch.tanh(memory) @ layer.projection_weight[direction]
+                ).clamp(-1, 1)
+                total = total + (hidden**2).sum()
     total.backward()
     torch.testing.assert_close(ours, inputs.grad, atol=1e-5, rtol=1e-4)

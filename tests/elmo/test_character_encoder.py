@@ -139,7 +139,10 @@ def _convolved(embedded, weight, bias):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
     generator = torch.Generator().manual_seed(0)
-    inputs = [torch.randn(*shape, generator=generator).to(dtype) for shape in [(9, 12, 4), (5, 4, 3), (5,)]]
+    inputs = [
+        torch.randn(*shape, generator=generator).to(dtype)
+        for shape in [(9, 12, 4), (5, 4, 3), (5,)]
+    ]
     upstream = torch.randn(9, 5, generator=generator)
     mine = [tensor.clone().requires_grad_() for tensor in inputs]
     ours = max_pooled_convolution(*mine)
@@ -151,7 +154,9 @@ def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
     convolved = _convolved(*reference)
     expected = convolved.max(dim=-1).values
     top_two = convolved.topk(2).values
-    near_tie = (top_two[..., 0] - top_two[..., 1]).detach() <= 2 ** -7 * top_two[..., 0].detach().abs()
+    near_tie = (top_two[..., 0] - top_two[..., 1]).detach() <= 2**-7 * top_two[
+        ..., 0
+    ].detach().abs()
     upstream = upstream.masked_fill(near_tie, 0)
     (ours * upstream.to(dtype)).sum().backward()
     (expected * upstream).sum().backward()
@@ -160,4 +165,4 @@ def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
             torch.testing.assert_close(tensor.grad, exact.grad)
         else:  # a bfloat16 backward rounds its sums: a few ulps of the gradient's scale
             scale = exact.grad.abs().max().item()
-            torch.testing.assert_close(tensor.grad.float(), exact.grad, rtol=0, atol=2 ** -6 * scale)
+            torch.testing.assert_close(tensor.grad.float(), exact.grad, rtol=0, atol=2**-6 * scale)

@@ -1,5 +1,6 @@
 """The README's ELMo block in stock AllenNLP models: basic_classifier and allennlp-models'
 crf_tagger train with it, and the layer-weight callback reports for them."""
+
 import json
 import os
 import sys
@@ -9,15 +10,16 @@ from allennlp.commands.train import train_model
 from allennlp.common import Params
 
 import elmo_plugin  # noqa: F401  (registers the elmo embedder and the callback)
-from tests.conftest import PROJECT_ROOT
+from tests.paths import TRAINING_CONFIGS
 
-BLOCK = os.path.join(PROJECT_ROOT, "elmo_plugin", "training_configs", "common", "elmo.libsonnet")
+BLOCK = os.path.join(TRAINING_CONFIGS, "common", "elmo.libsonnet")
 
 
 def _config(tmp_path, reader: str, model: str, elmo_options: str, elmo_weights: str) -> Params:
     path = tmp_path / "config.jsonnet"
     path.write_text(f"""
-local elmo = (import "{BLOCK}") + {{ options_file: "{elmo_options}", weight_file: "{elmo_weights}" }};
+local elmo = (import "{BLOCK}")
+  + {{ options_file: "{elmo_options}", weight_file: "{elmo_weights}" }};
 {{
   dataset_reader: {reader},
   train_data_path: "{tmp_path}/train",
@@ -31,10 +33,12 @@ local elmo = (import "{BLOCK}") + {{ options_file: "{elmo_options}", weight_file
 def test_basic_classifier_with_the_elmo_block_trains_and_logs_layer_weights(
     tmp_path, elmo_options, elmo_weights
 ):
-    (tmp_path / "train").write_text("".join(
-        json.dumps({"text": text, "label": label}) + "\n"
-        for text, label in [("a good film", "pos"), ("a bad film", "neg")]
-    ))
+    (tmp_path / "train").write_text(
+        "".join(
+            json.dumps({"text": text, "label": label}) + "\n"
+            for text, label in [("a good film", "pos"), ("a bad film", "neg")]
+        )
+    )
     reader = """{ type: "text_classification_json", tokenizer: { type: "whitespace" },
                   token_indexers: elmo.indexers }"""
     model = """{ type: "basic_classifier",
@@ -64,4 +68,6 @@ def test_crf_tagger_of_allennlp_models_with_the_elmo_block_trains(
                  text_field_embedder: { token_embedders: { elmo: elmo.embedder() } } }"""
     params = _config(tmp_path, reader, model, elmo_options, elmo_weights)
     train_model(params, str(tmp_path / "run"))
-    assert "training__elmo_mix0_token" in json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert "training__elmo_mix0_token" in json.loads(
+        (tmp_path / "run" / "metrics.json").read_text()
+    )

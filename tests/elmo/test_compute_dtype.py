@@ -1,6 +1,7 @@
 """The opt-in `compute_dtype: "bfloat16"`: what it costs in accuracy against float32 (the
 issue's goal: every layer within 2e-2 relative), that it really computes in bfloat16, that
 float32 stays exact, and that the weights are cast once, not per step."""
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -38,7 +39,9 @@ def relative_differences(bilm: ElmoBiLm, sentences, batch_size: int = 32):
     return worst
 
 
-def test_bfloat16_layers_of_the_fixture_bilm_are_within_the_goal(elmo_options, elmo_weights, sentences):
+def test_bfloat16_layers_of_the_fixture_bilm_are_within_the_goal(
+    elmo_options, elmo_weights, sentences
+):
     worst = relative_differences(load_bilm(elmo_options, elmo_weights), sentences)
     print("fixture biLM, max relative difference per layer:", worst)
     assert max(worst) < GOAL

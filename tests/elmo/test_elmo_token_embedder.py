@@ -12,22 +12,38 @@ from allennlp.modules.text_field_embedders import TextFieldEmbedder
 from allennlp.modules.token_embedders import TokenEmbedder
 
 from elmo_plugin.elmo import (
-    ActivationCache, Elmo, ElmoBiLm, ElmoTokenEmbedder, elmo_layer_weight_metrics, save_bilm,
+    ActivationCache,
+    Elmo,
+    ElmoBiLm,
+    ElmoTokenEmbedder,
+    elmo_layer_weight_metrics,
+    save_bilm,
 )
 from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 
 
 def embedder_params(elmo_options, elmo_weights, **extra):
-    return Params({"type": "elmo", "options_file": elmo_options, "weight_file": elmo_weights,
-                   "dropout": 0.0, **extra})
+    return Params(
+        {
+            "type": "elmo",
+            "options_file": elmo_options,
+            "weight_file": elmo_weights,
+            "dropout": 0.0,
+            **extra,
+        }
+    )
 
 
 def test_built_from_config_inside_a_text_field_embedder(elmo_options, elmo_weights, sentences):
-    params = Params({"token_embedders": {"elmo": embedder_params(elmo_options, elmo_weights).as_dict()}})
+    params = Params(
+        {"token_embedders": {"elmo": embedder_params(elmo_options, elmo_weights).as_dict()}}
+    )
     text_field_embedder = TextFieldEmbedder.from_params(params)
     indexer = {"elmo": ELMoTokenCharactersIndexer()}
-    instances = [Instance({"tokens": TextField([Token(t) for t in s], indexer)}) for s in sentences[:3]]
+    instances = [
+        Instance({"tokens": TextField([Token(t) for t in s], indexer)}) for s in sentences[:3]
+    ]
     batch = Batch(instances)
     batch.index_instances(Vocabulary())
     tokens = batch.as_tensor_dict()["tokens"]
@@ -51,12 +67,16 @@ def test_one_biLM_run_gives_every_output_representation(elmo_options, elmo_weigh
 
 
 def test_projection_changes_the_output_dim(elmo_options, elmo_weights, sentences):
-    embedder = TokenEmbedder.from_params(embedder_params(elmo_options, elmo_weights, projection_dim=7))
+    embedder = TokenEmbedder.from_params(
+        embedder_params(elmo_options, elmo_weights, projection_dim=7)
+    )
     assert embedder.get_output_dim() == 7
     assert embedder(batch_to_ids(sentences[:2])).shape[-1] == 7
 
 
-def test_stateless_by_default_a_sentence_gets_the_same_vectors_in_any_batch(elmo_options, elmo_weights, sentences):
+def test_stateless_by_default_a_sentence_gets_the_same_vectors_in_any_batch(
+    elmo_options, elmo_weights, sentences
+):
     elmo = Elmo(elmo_options, elmo_weights, dropout=0.0).eval()
     target = sentences[5]
     with torch.no_grad():
@@ -81,7 +101,9 @@ def test_keep_sentence_boundaries(elmo_options, elmo_weights, sentences):
     assert output["mask"].sum().item() == len(sentences[0]) + len(sentences[1]) + 4
 
 
-def test_activation_cache_gives_the_same_output_and_skips_the_biLM(elmo_options, elmo_weights, sentences, tmp_path):
+def test_activation_cache_gives_the_same_output_and_skips_the_biLM(
+    elmo_options, elmo_weights, sentences, tmp_path
+):
     plain = Elmo(elmo_options, elmo_weights, 2, dropout=0.0).eval()
     cache = ActivationCache(directory=str(tmp_path))
     cached = Elmo(elmo_options, elmo_weights, 2, dropout=0.0, activation_cache=cache).eval()
@@ -97,11 +119,19 @@ def test_activation_cache_gives_the_same_output_and_skips_the_biLM(elmo_options,
     for a, b in zip(first["elmo_representations"], expected["elmo_representations"]):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
     torch.testing.assert_close(
-        second["elmo_representations"][0][:4], expected["elmo_representations"][0][2:6, : second["mask"].size(1)],
-        atol=1e-6, rtol=0)
+        second["elmo_representations"][0][:4],
+        expected["elmo_representations"][0][2:6, : second["mask"].size(1)],
+        atol=1e-6,
+        rtol=0,
+    )
     # A new process with the same directory starts warm.
-    fresh = Elmo(elmo_options, elmo_weights, 2, dropout=0.0,
-                 activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    fresh = Elmo(
+        elmo_options,
+        elmo_weights,
+        2,
+        dropout=0.0,
+        activation_cache=ActivationCache(directory=str(tmp_path)),
+    ).eval()
     fresh.bilm.register_forward_hook(lambda *args: calls.append("again"))
     with torch.no_grad():
         fresh(ids)
@@ -110,13 +140,18 @@ def test_activation_cache_gives_the_same_output_and_skips_the_biLM(elmo_options,
 
 def test_activation_cache_float16_is_close(elmo_options, elmo_weights, sentences):
     plain = Elmo(elmo_options, elmo_weights, dropout=0.0).eval()
-    cached = Elmo(elmo_options, elmo_weights, dropout=0.0,
-                  activation_cache=ActivationCache(dtype="float16")).eval()
+    cached = Elmo(
+        elmo_options, elmo_weights, dropout=0.0, activation_cache=ActivationCache(dtype="float16")
+    ).eval()
     ids = batch_to_ids(sentences[:4])
     with torch.no_grad():
         cached(ids)
-        torch.testing.assert_close(cached(ids)["elmo_representations"][0],
-                                   plain(ids)["elmo_representations"][0], atol=5e-3, rtol=5e-3)
+        torch.testing.assert_close(
+            cached(ids)["elmo_representations"][0],
+            plain(ids)["elmo_representations"][0],
+            atol=5e-3,
+            rtol=5e-3,
+        )
 
 
 def test_activation_cache_memory_bound_evicts_oldest(elmo_options, elmo_weights, sentences):
@@ -139,8 +174,9 @@ def test_layer_weights_are_reported(elmo_options, elmo_weights):
     model = torch.nn.Module()
     model.embedder = ElmoTokenEmbedder(elmo_options, elmo_weights, num_output_representations=2)
     metrics = elmo_layer_weight_metrics(model)
-    assert set(metrics) == {f"_elmo_mix{m}_{name}" for m in (0, 1)
-                            for name in ("token", "lstm_1", "lstm_2", "gamma")}
+    assert set(metrics) == {
+        f"_elmo_mix{m}_{name}" for m in (0, 1) for name in ("token", "lstm_1", "lstm_2", "gamma")
+    }
     assert metrics["_elmo_mix0_lstm_1"] == pytest.approx(1 / 3)
     assert metrics["_elmo_mix1_gamma"] == 1.0
 
@@ -172,14 +208,20 @@ def _other_bilm(elmo_options, directory, projection_dim=None):
 
 
 def test_activation_cache_directory_is_never_read_by_another_biLM_of_the_same_shape(
-        elmo_options, elmo_weights, sentences, tmp_path):
+    elmo_options, elmo_weights, sentences, tmp_path
+):
     ids = batch_to_ids(sentences[:4])
-    first = Elmo(elmo_options, elmo_weights, dropout=0.0,
-                 activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    first = Elmo(
+        elmo_options,
+        elmo_weights,
+        dropout=0.0,
+        activation_cache=ActivationCache(directory=str(tmp_path)),
+    ).eval()
     other_bilm = _other_bilm(elmo_options, tmp_path / "other")
     plain_other = Elmo(*other_bilm, dropout=0.0).eval()
-    reused = Elmo(*other_bilm, dropout=0.0,
-                  activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    reused = Elmo(
+        *other_bilm, dropout=0.0, activation_cache=ActivationCache(directory=str(tmp_path))
+    ).eval()
     with torch.no_grad():
         first(ids)
         expected = plain_other(ids)["elmo_representations"][0]
@@ -188,19 +230,26 @@ def test_activation_cache_directory_is_never_read_by_another_biLM_of_the_same_sh
 
 
 def test_activation_cache_directory_reused_by_a_biLM_of_another_size(
-        elmo_options, elmo_weights, sentences, tmp_path):
+    elmo_options, elmo_weights, sentences, tmp_path
+):
     ids = batch_to_ids(sentences[:4])
-    Elmo(elmo_options, elmo_weights, activation_cache=ActivationCache(directory=str(tmp_path))).eval()(ids)
+    Elmo(
+        elmo_options, elmo_weights, activation_cache=ActivationCache(directory=str(tmp_path))
+    ).eval()(ids)
     bigger = _other_bilm(elmo_options, tmp_path / "bigger", projection_dim=32)
     expected = Elmo(*bigger, dropout=0.0).eval()(ids)["elmo_representations"][0]
-    reused = Elmo(*bigger, dropout=0.0,
-                  activation_cache=ActivationCache(directory=str(tmp_path))).eval()
+    reused = Elmo(
+        *bigger, dropout=0.0, activation_cache=ActivationCache(directory=str(tmp_path))
+    ).eval()
     with torch.no_grad():
-        torch.testing.assert_close(reused(ids)["elmo_representations"][0], expected, atol=1e-6, rtol=0)
+        torch.testing.assert_close(
+            reused(ids)["elmo_representations"][0], expected, atol=1e-6, rtol=0
+        )
 
 
 def test_one_activation_cache_shared_by_two_biLMs_is_a_clear_error(
-        elmo_options, elmo_weights, sentences, tmp_path):
+    elmo_options, elmo_weights, sentences, tmp_path
+):
     cache = ActivationCache()
     ids = batch_to_ids(sentences[:2])
     Elmo(elmo_options, elmo_weights, activation_cache=cache).eval()(ids)
@@ -209,7 +258,9 @@ def test_one_activation_cache_shared_by_two_biLMs_is_a_clear_error(
         other(ids)
 
 
-def test_activation_cache_entry_of_the_wrong_size_is_a_clear_error(elmo_options, elmo_weights, sentences):
+def test_activation_cache_entry_of_the_wrong_size_is_a_clear_error(
+    elmo_options, elmo_weights, sentences
+):
     cache = ActivationCache()
     elmo = Elmo(elmo_options, elmo_weights, activation_cache=cache).eval()
     ids = batch_to_ids(sentences[:1])

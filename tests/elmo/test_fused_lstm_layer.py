@@ -14,9 +14,7 @@ import torch
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm
 from elmo_plugin.elmo.lstm_gates import triton
 from tests.elmo.fused_lstm_check import compare_paths
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
+from tests.paths import PROJECT_ROOT
 
 
 @pytest.mark.parametrize("clips", [(3.0, 3.0), (None, None)], ids=["clipped", "unclipped"])
@@ -68,10 +66,10 @@ class _host_reads_forbidden:
 
 @pytest.mark.skipif(triton is None, reason="this torch has no Triton")
 def test_the_triton_kernels_under_the_interpreter():
-    path = os.pathsep.join(filter(None, [PROJECT_ROOT, os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=path)
     result = subprocess.run(
-        [sys.executable, os.path.join(HERE, "fused_lstm_check.py"), "cpu"],
+        [sys.executable, str(PROJECT_ROOT / "tests" / "elmo" / "fused_lstm_check.py"), "cpu"],
         cwd=PROJECT_ROOT,
         env=env,
         capture_output=True,

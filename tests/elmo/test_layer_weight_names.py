@@ -13,8 +13,11 @@ from elmo_plugin.elmo import (
 
 @pytest.mark.parametrize(
     "elmo, mix, layer, name",
-    [(None, 0, "token", "_elmo_mix0_token"), (None, 1, "lstm_2", "_elmo_mix1_lstm_2"),
-     (3, 12, "gamma", "_elmo3_mix12_gamma")],
+    [
+        (None, 0, "token", "_elmo_mix0_token"),
+        (None, 1, "lstm_2", "_elmo_mix1_lstm_2"),
+        (3, 12, "gamma", "_elmo3_mix12_gamma"),
+    ],
 )
 def test_a_made_name_parses_back(elmo, mix, layer, name):
     assert layer_weight_metric_name(elmo, mix, layer) == name
@@ -28,8 +31,16 @@ def test_metrics_file_keys_parse_with_their_phase(phase):
 
 
 @pytest.mark.parametrize(
-    "name", ["training_loss", "_elmo_gamma", "elmo_mix0_token", "peak_elmo_mix0_token",
-             "training_elmo_mix0_token", "other__elmo_mix0_token", "_elmo_mixA_token"],
+    "name",
+    [
+        "training_loss",
+        "_elmo_gamma",
+        "elmo_mix0_token",
+        "peak_elmo_mix0_token",
+        "training_elmo_mix0_token",
+        "other__elmo_mix0_token",
+        "_elmo_mixA_token",
+    ],
 )
 def test_other_metrics_are_not_layer_weights(name):
     assert parse_layer_weight_metric_name(name) is None

@@ -1,6 +1,7 @@
 """The regex that names the learned layer weights (for AllenNLP's `regularizer`) is exported once
 by the core; the configs' elmo.libsonnet states the same, and it must match the scalar-mix
 weights of real models: a renamed attribute would otherwise silently regularize nothing."""
+
 import json
 import re
 
@@ -64,10 +65,16 @@ def test_the_config_regularizer_penalises_the_layer_weights_of_a_model_built_fro
     torch.testing.assert_close(model.get_regularization_penalty(), torch.tensor(0.5 * 5.25))
 
 
-def test_elmo_libsonnet_states_the_cores_bilm_regex_and_it_names_exactly_the_bilm(elmo_options, elmo_weights):
+def test_elmo_libsonnet_states_the_cores_bilm_regex_and_it_names_exactly_the_bilm(
+    elmo_options, elmo_weights
+):
     assert evaluate(f'(import "{ELMO_LIBSONNET}").bilm_parameters_regex') == BILM_PARAMETERS_REGEX
     elmo = Elmo(elmo_options, elmo_weights, num_output_representations=1)
     bilm = {id(p) for p in elmo.bilm.parameters()}
     for prefix in ("", "_text_field_embedder.token_embedder_elmo._elmo."):
-        named = {id(p) for name, p in elmo.named_parameters() if re.search(BILM_PARAMETERS_REGEX, prefix + name)}
+        named = {
+            id(p)
+            for name, p in elmo.named_parameters()
+            if re.search(BILM_PARAMETERS_REGEX, prefix + name)
+        }
         assert bilm and named == bilm

@@ -1,4 +1,5 @@
 """Naming the biLM: the shipped one from any directory, options inline, weights from an archive."""
+
 import json
 import os
 

@@ -1,6 +1,8 @@
 """The oneDNN product on a packed recurrent weight (`elmo/packed_state_product.py`): used only
-for inference on large weights (float32, or bfloat16 where the CPU has it natively), equal to MKL's `baddbmm` path to float rounding, packed
-again when a weight changes, and never in a pass that gradients flow through."""
+for inference on large weights (float32, or bfloat16 where the CPU has it natively), equal to
+MKL's `baddbmm` path to float rounding, packed again when a weight changes, and never in a pass
+that gradients flow through."""
+
 import pytest
 import torch
 

@@ -1,5 +1,4 @@
 """Our biLM and ELMo against AllenNLP's `Elmo`: same weights, same sentences, same outputs."""
-import os
 
 import pytest
 import torch
@@ -31,7 +30,9 @@ def assert_stateless_parity(options, weights, sentences, batch_size=32):
                 torch.testing.assert_close(layer_ours, layer_theirs, atol=1e-5, rtol=0)
 
 
-def test_fixture_weights_match_allennlp_on_real_sentences(elmo_options, elmo_weights, corpus_sentences):
+def test_fixture_weights_match_allennlp_on_real_sentences(
+    elmo_options, elmo_weights, corpus_sentences
+):
     assert_stateless_parity(elmo_options, elmo_weights, corpus_sentences(300))
 
 
@@ -52,9 +53,15 @@ def test_random_small_size_matches_allennlp(tmp_path, corpus_sentences):
     )
 
 
-def test_stateful_matches_allennlp_across_batches_of_changing_size(elmo_options, elmo_weights, sentences):
-    theirs = AllenNlpElmo(options_file=elmo_options, weight_file=elmo_weights,
-                          num_output_representations=1, dropout=0.0).eval()
+def test_stateful_matches_allennlp_across_batches_of_changing_size(
+    elmo_options, elmo_weights, sentences
+):
+    theirs = AllenNlpElmo(
+        options_file=elmo_options,
+        weight_file=elmo_weights,
+        num_output_representations=1,
+        dropout=0.0,
+    ).eval()
     ours = Elmo(elmo_options, elmo_weights, 1, dropout=0.0, stateful=True).eval()
     starts_and_sizes = [(0, 4), (4, 6), (10, 2), (12, 6), (18, 5)]
     with torch.no_grad():
@@ -82,14 +89,28 @@ def test_stateful_differs_from_stateless_on_the_second_batch(elmo_options, elmo_
 @pytest.mark.parametrize("do_layer_norm", [False, True])
 def test_mixed_representations_match_allennlp(elmo_options, elmo_weights, sentences, do_layer_norm):
     mix = [0.3, -0.2, 0.5]
-    theirs = AllenNlpElmo(elmo_options, elmo_weights, 2, dropout=0.0, do_layer_norm=do_layer_norm,
-                          scalar_mix_parameters=mix).eval()
-    ours = Elmo(elmo_options, elmo_weights, 2, dropout=0.0, do_layer_norm=do_layer_norm,
-                scalar_mix_parameters=mix).eval()
+    theirs = AllenNlpElmo(
+        elmo_options,
+        elmo_weights,
+        2,
+        dropout=0.0,
+        do_layer_norm=do_layer_norm,
+        scalar_mix_parameters=mix,
+    ).eval()
+    ours = Elmo(
+        elmo_options,
+        elmo_weights,
+        2,
+        dropout=0.0,
+        do_layer_norm=do_layer_norm,
+        scalar_mix_parameters=mix,
+    ).eval()
     ids = batch_to_ids(sentences[:7])
     with torch.no_grad():
         theirs._elmo_lstm._elmo_lstm.reset_states()
         expected, actual = theirs(ids), ours(ids)
     assert torch.equal(expected["mask"], actual["mask"])
-    for rep_theirs, rep_ours in zip(expected["elmo_representations"], actual["elmo_representations"]):
+    for rep_theirs, rep_ours in zip(
+        expected["elmo_representations"], actual["elmo_representations"]
+    ):
         torch.testing.assert_close(rep_ours, rep_theirs, atol=1e-5, rtol=0)

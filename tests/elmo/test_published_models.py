@@ -1,10 +1,10 @@
 """The published biLMs by short name: their URLs, the same table in docs/elmo.md, a fast clear
 error offline, the cached copy when there is one, and the sizes checked after a download.
 Nothing is downloaded: the network is cut or the download replaced."""
+
 import re
 import socket
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,7 +17,7 @@ from elmo_plugin.elmo import ElmoBiLm, package_files, read_options, save_bilm
 from elmo_plugin.elmo.package_files import MissingFileError, fetch, local_file
 from elmo_plugin.elmo.published_models import BASE_URL, PUBLISHED_MODELS
 from elmo_plugin.elmo.published_sizes import published_options
-from tests.conftest import PROJECT_ROOT
+from tests.paths import PROJECT_ROOT
 
 ORIGINAL = PUBLISHED_MODELS["original"]
 
@@ -51,20 +51,34 @@ def downloads(monkeypatch):
 
 def test_each_name_gives_its_two_urls(downloads):
     for name, model in PUBLISHED_MODELS.items():
-        for file_name, url in [("options.json", model.options_url), ("weights.hdf5", model.weights_url)]:
+        for file_name, url in [
+            ("options.json", model.options_url),
+            ("weights.hdf5", model.weights_url),
+        ]:
             assert url.startswith(BASE_URL)
             downloads[url] = f"/cache/{file_name}"
-            assert local_file(f"elmo_plugin://published/{name}/{file_name}", "x") == f"/cache/{file_name}"
-    assert downloads["asked"][:2] == [PUBLISHED_MODELS["small"].options_url, PUBLISHED_MODELS["small"].weights_url]
+            assert (
+                local_file(f"elmo_plugin://published/{name}/{file_name}", "x")
+                == f"/cache/{file_name}"
+            )
+    assert downloads["asked"][:2] == [
+        PUBLISHED_MODELS["small"].options_url,
+        PUBLISHED_MODELS["small"].weights_url,
+    ]
     assert ORIGINAL.weights_url == BASE_URL + (
         "2x4096_512_2048cnn_2xhighway/elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5"
     )
 
 
 def test_unknown_names_and_files_list_what_exists():
-    with pytest.raises(ConfigurationError, match="no published ELMo biLM is named 'huge'; the names are small, medium, original"):
+    with pytest.raises(
+        ConfigurationError,
+        match="no published ELMo biLM is named 'huge'; the names are small, medium, original",
+    ):
         local_file("elmo_plugin://published/huge/options.json", "biLM options_file")
-    with pytest.raises(ConfigurationError, match="has the files options.json and weights.hdf5, not 'vocab.txt'"):
+    with pytest.raises(
+        ConfigurationError, match="has the files options.json and weights.hdf5, not 'vocab.txt'"
+    ):
         local_file("elmo_plugin://published/small/vocab.txt", "biLM options_file")
 
 
@@ -75,7 +89,11 @@ def test_offline_a_download_fails_fast_naming_the_url_and_the_way_out(offline):
     assert time.monotonic() - started < 2
     message = str(error.value)
     assert f"biLM weight_file {ORIGINAL.weights_url} could not be downloaded" in message
-    assert "Network is unreachable" in message and f"curl -L -o elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5 '{ORIGINAL.weights_url}'" in message
+    assert (
+        "Network is unreachable" in message
+        and f"curl -L -o elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5 '{ORIGINAL.weights_url}'"
+        in message
+    )
     assert "weight_file" in message.split("name the local file")[1]
 
 
@@ -87,7 +105,9 @@ def test_offline_the_cached_copy_is_used(offline):
 
 def test_downloaded_options_are_checked_against_the_published_sizes(downloads, elmo_options):
     downloads[ORIGINAL.options_url] = elmo_options  # the tiny fixture biLM's, not the original's
-    with pytest.raises(ConfigurationError, match=r"give lstm.dim 64, but the published 'original' biLM has 4096"):
+    with pytest.raises(
+        ConfigurationError, match=r"give lstm.dim 64, but the published 'original' biLM has 4096"
+    ):
         read_options("elmo_plugin://published/original/options.json")
 
 
@@ -109,12 +129,14 @@ def test_the_sizes_agree_with_the_published_architectures():
         options = published_options(name)
         model = PUBLISHED_MODELS[name]
         assert (model.cells, model.projection, model.highway) == (
-            options["lstm"]["dim"], options["lstm"]["projection_dim"], options["char_cnn"]["n_highway"]
+            options["lstm"]["dim"],
+            options["lstm"]["projection_dim"],
+            options["char_cnn"]["n_highway"],
         )
 
 
 def test_docs_show_the_same_table():
-    page = (Path(PROJECT_ROOT) / "docs" / "elmo.md").read_text(encoding="utf-8")
+    page = (PROJECT_ROOT / "docs" / "elmo.md").read_text(encoding="utf-8")
     section = page.split("## Published biLMs", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     shown = {}

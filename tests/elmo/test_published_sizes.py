@@ -1,5 +1,6 @@
 """The published ELMo architectures are stated once for Python (elmo_plugin.elmo.published_sizes)
 and once for the configs (bilm.libsonnet): the two must agree."""
+
 import json
 
 import _jsonnet
@@ -29,7 +30,11 @@ def test_the_published_filters_are_the_libsonnets_and_2048():
 
 def test_published_options_describe_the_published_models():
     small, original = published_options("small"), published_options("original")
-    assert (small["lstm"]["dim"], small["lstm"]["projection_dim"], small["char_cnn"]["n_highway"]) == (1024, 128, 1)
+    assert (
+        small["lstm"]["dim"],
+        small["lstm"]["projection_dim"],
+        small["char_cnn"]["n_highway"],
+    ) == (1024, 128, 1)
     assert (original["lstm"]["dim"], original["lstm"]["projection_dim"]) == (4096, 512)
     assert original["char_cnn"]["n_highway"] == 2
     # A fresh copy each time: a caller's changes stay its own.
@@ -39,9 +44,13 @@ def test_published_options_describe_the_published_models():
 
 def test_a_built_biLM_gives_back_the_published_options():
     options = published_options("small")
-    assert {k: v for k, v in ElmoBiLm.from_options(options).options().items() if k != "bidirectional"} == options
+    assert {
+        k: v for k, v in ElmoBiLm.from_options(options).options().items() if k != "bidirectional"
+    } == options
 
 
 def test_an_unknown_size_names_the_known_ones():
-    with pytest.raises(ValueError, match=r"no published ELMo size 'large'; expected one of \['small', 'original'\]"):
+    with pytest.raises(
+        ValueError, match=r"no published ELMo size 'large'; expected one of \['small', 'original'\]"
+    ):
         published_options("large")

@@ -29,7 +29,9 @@ def test_matches_allennlp(do_layer_norm):
     tensors = layers()
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]]).bool()
     ours = ScalarMix(3, do_layer_norm=do_layer_norm, initial_scalar_parameters=[0.1, 0.2, -0.3])
-    theirs = AllenNlpScalarMix(3, do_layer_norm=do_layer_norm, initial_scalar_parameters=[0.1, 0.2, -0.3])
+    theirs = AllenNlpScalarMix(
+        3, do_layer_norm=do_layer_norm, initial_scalar_parameters=[0.1, 0.2, -0.3]
+    )
     torch.testing.assert_close(ours(tensors, mask), theirs(tensors, mask))
 
 
@@ -56,7 +58,9 @@ def test_dropout_applies_only_in_training():
 def test_config_regularizer_is_lambda_times_squared_weights():
     """The paper's lambda * ||w||^2, set from config through AllenNLP's regularizer."""
     model = torch.nn.Module()
-    model.scalar_mixes = torch.nn.ModuleList([ScalarMix(3, initial_scalar_parameters=[1.0, -2.0, 0.5])])
+    model.scalar_mixes = torch.nn.ModuleList(
+        [ScalarMix(3, initial_scalar_parameters=[1.0, -2.0, 0.5])]
+    )
     regularizer = RegularizerApplicator.from_params(
         Params({"regexes": [[".*scalar_mixes.*scalar_parameters", {"type": "l2", "alpha": 0.01}]]})
     )
@@ -64,7 +68,9 @@ def test_config_regularizer_is_lambda_times_squared_weights():
     torch.testing.assert_close(penalty, torch.tensor(0.01 * (1.0 + 4.0 + 0.25)))
     penalty.backward()
     # The gradient pulls the weights towards zero, i.e. the softmax towards the average.
-    assert torch.all(torch.sign(model.scalar_mixes[0].scalar_parameters.grad) == torch.tensor([1.0, -1.0, 1.0]))
+    assert torch.all(
+        torch.sign(model.scalar_mixes[0].scalar_parameters.grad) == torch.tensor([1.0, -1.0, 1.0])
+    )
 
 
 def test_wrong_number_of_layers_is_a_configuration_error_as_in_allennlp():

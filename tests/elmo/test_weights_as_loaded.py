@@ -2,6 +2,7 @@
 the weights: AllenNLP runs a model's initializer after its modules are built, and a regex that
 matches the biLM's parameters (SRL's ".*_encoder.*weight" matched `character_encoder`) silently
 replaced the pretrained weights with random ones in every SRL run with ELMo."""
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -21,7 +22,9 @@ def character_ids() -> torch.Tensor:
 
 
 def he_et_al_initializer(**prevent) -> InitializerApplicator:
-    return InitializerApplicator(regexes=[(".*_encoder.*weight", OrthogonalInitializer())], **prevent)
+    return InitializerApplicator(
+        regexes=[(".*_encoder.*weight", OrthogonalInitializer())], **prevent
+    )
 
 
 @pytest.fixture
@@ -31,7 +34,9 @@ def elmo(elmo_options, elmo_weights) -> Elmo:
 
 def test_an_initializer_that_reaches_the_bilm_is_an_error_naming_its_weights(elmo):
     he_et_al_initializer()(elmo)
-    with pytest.raises(ConfigurationError, match=r"character_encoder\.convolutions\.0\.weight.*prevent_regexes"):
+    with pytest.raises(
+        ConfigurationError, match=r"character_encoder\.convolutions\.0\.weight.*prevent_regexes"
+    ):
         elmo(character_ids())
 
 

@@ -1,4 +1,5 @@
 """experiments/allennlp_runs.py: when a finished run is read back instead of trained again."""
+
 import json
 from pathlib import Path
 
@@ -23,7 +24,9 @@ def finished_run(tmp_path):
 def test_a_finished_run_is_read_back(finished_run):
     run, _ = finished_run
     result = finished(run)
-    assert result.cached and result.metrics == {"test_accuracy": 0.5} and result.wall_clock_s == 60.0
+    assert (
+        result.cached and result.metrics == {"test_accuracy": 0.5} and result.wall_clock_s == 60.0
+    )
 
 
 def test_a_run_whose_config_text_changed_trains_again(finished_run):
@@ -34,7 +37,10 @@ def test_a_run_whose_config_text_changed_trains_again(finished_run):
 
 def test_a_run_with_other_overrides_trains_again(finished_run):
     run, _ = finished_run
-    assert finished(Run(run.name, run.config, {"trainer.num_epochs": 3}, run.serialization_dir)) is None
+    assert (
+        finished(Run(run.name, run.config, {"trainer.num_epochs": 3}, run.serialization_dir))
+        is None
+    )
 
 
 def test_a_record_from_before_digests_were_kept_is_read_back(finished_run):

@@ -4,6 +4,7 @@ trained one epoch: table3 (4 SNLI runs), sample_efficiency (NER on half and all 
 fixture's sentences) and figure2 (drawn from the SNLI run table3 shares with table1), then
 the same job again, which reads every run back instead of training it.
 """
+
 import json
 import os
 import re
@@ -16,32 +17,68 @@ from PIL import Image
 
 from experiments import conll, scores, tables
 from experiments.allennlp_runs import Result, Run
+from tests.paths import PROJECT_ROOT
 
-ROOT = Path(__file__).parents[2]
 NUMBER = r"-?\d+\.\d\d"
 FIXTURE_DATA = {
-    "snli": {split: f"fixtures/snli/{name}.jsonl" for split, name in
-             [("train_data_path", "train"), ("validation_data_path", "dev"), ("test_data_path", "test")]},
+    "snli": {
+        split: f"fixtures/snli/{name}.jsonl"
+        for split, name in [
+            ("train_data_path", "train"),
+            ("validation_data_path", "dev"),
+            ("test_data_path", "test"),
+        ]
+    },
     "ner": {
-        **{split: f"fixtures/ner/{name}.txt" for split, name in
-           [("train_data_path", "train"), ("validation_data_path", "dev"), ("test_data_path", "test")]},
+        **{
+            split: f"fixtures/ner/{name}.txt"
+            for split, name in [
+                ("train_data_path", "train"),
+                ("validation_data_path", "dev"),
+                ("test_data_path", "test"),
+            ]
+        },
     },
 }
-TINY = [f"{task}.{knob}={value}" for task in ("snli", "ner") for knob, value in
-        [("epochs", 1), ("hidden_size", 4), ("word_dim", 4), ("char_filters", 4), ("batch_size", 8)]]
+TINY = [
+    f"{task}.{knob}={value}"
+    for task in ("snli", "ner")
+    for knob, value in [
+        ("epochs", 1),
+        ("hidden_size", 4),
+        ("word_dim", 4),
+        ("char_filters", 4),
+        ("batch_size", 8),
+    ]
+]
 JOB = ["table3", "sample_efficiency", "figure2", "--tasks", "snli", "--fractions", "0.5", "1"]
 
 
 def paper_tables_command(output_dir: Path, *args: str) -> subprocess.CompletedProcess:
     command = [
-        sys.executable, str(ROOT / "experiments" / "paper_tables.py"), *args,
-        "--output-dir", str(output_dir), "--parallel", "1", "--threads", "1",
-        "--bilm-options", "fixtures/elmo/options.json", "--bilm-weights", "fixtures/elmo/lm_weights.hdf5",
-        "--set", *TINY, "ner.subsample_max_epochs=1",
-        "--overrides", *(f"{task}={json.dumps(data)}" for task, data in FIXTURE_DATA.items()),
+        sys.executable,
+        str(PROJECT_ROOT / "experiments" / "paper_tables.py"),
+        *args,
+        "--output-dir",
+        str(output_dir),
+        "--parallel",
+        "1",
+        "--threads",
+        "1",
+        "--bilm-options",
+        "fixtures/elmo/options.json",
+        "--bilm-weights",
+        "fixtures/elmo/lm_weights.hdf5",
+        "--set",
+        *TINY,
+        "ner.subsample_max_epochs=1",
+        "--overrides",
+        *(f"{task}={json.dumps(data)}" for task, data in FIXTURE_DATA.items()),
     ]
     environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, check=True)
+    return subprocess.run(
+        command, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, check=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +89,11 @@ def job(tmp_path_factory):
 
 
 def rows_starting(markdown: str, first_cell: str) -> list:
-    return [line.split("|")[1:-1] for line in markdown.splitlines() if line.startswith(f"| {first_cell} |")]
+    return [
+        line.split("|")[1:-1]
+        for line in markdown.splitlines()
+        if line.startswith(f"| {first_cell} |")
+    ]
 
 
 def test_table3_has_dev_and_test_accuracy_for_each_place_of_elmo(job):
@@ -64,8 +105,12 @@ def test_table3_has_dev_and_test_accuracy_for_each_place_of_elmo(job):
     assert all(re.fullmatch(rf" {NUMBER} / {NUMBER} ", cell) for cell in scores), row
     for run in ("baseline", "elmo_input", "elmo_input_output", "elmo_output"):
         [run_row] = rows_starting(table, f"`snli/{run}`")
-        assert re.fullmatch(rf" {NUMBER} ", run_row[1]) and re.fullmatch(r" \d+\.\d min ", run_row[4])
-    assert re.search(r"Wall-clock: \d+\.\d min for this table \(4 of its 4 runs trained for it", table)
+        assert re.fullmatch(rf" {NUMBER} ", run_row[1]) and re.fullmatch(
+            r" \d+\.\d min ", run_row[4]
+        )
+    assert re.search(
+        r"Wall-clock: \d+\.\d min for this table \(4 of its 4 runs trained for it", table
+    )
 
 
 def test_sample_efficiency_trains_on_a_seeded_sample_of_the_sentences(job):
@@ -97,7 +142,9 @@ def test_a_second_job_reads_every_finished_run_back(job):
     second = paper_tables_command(output_dir, *JOB)
     assert "training " not in second.stderr and second.stderr.count("cached ") == 8
     assert [path.stat().st_mtime for path in metrics] == modified
-    first_table3, second_table3 = (rows_starting(process.stdout, "SNLI") for process in (first, second))
+    first_table3, second_table3 = (
+        rows_starting(process.stdout, "SNLI") for process in (first, second)
+    )
     assert first_table3 == second_table3
 
 
@@ -117,13 +164,16 @@ def test_convergence_shows_each_table1_runs_dev_score_after_every_epoch(job):
 
 def test_a_curve_is_averaged_over_the_epochs_every_seed_reached(tmp_path):
     runs = []
-    for seed, curve in [(1, [0.40, 0.42, 0.47, 0.50, 0.49, 0.48, 0.47, 0.46, 0.45, 0.44, 0.43]),
-                        (2, [0.30, 0.44, 0.45])]:
+    for seed, curve in [
+        (1, [0.40, 0.42, 0.47, 0.50, 0.49, 0.48, 0.47, 0.46, 0.45, 0.44, 0.43]),
+        (2, [0.30, 0.44, 0.45]),
+    ]:
         run = Run(f"snli/baseline_seed{seed}", "c.jsonnet", {}, str(tmp_path / f"seed{seed}"))
         Path(run.serialization_dir).mkdir()
         for epoch, accuracy in enumerate(curve):  # epoch 10 sorts after 9, not after 1
             (Path(run.serialization_dir) / f"metrics_epoch_{epoch}.json").write_text(
-                json.dumps({"validation_accuracy": accuracy}))
+                json.dumps({"validation_accuracy": accuracy})
+            )
         runs.append(run)
     assert tables.epoch_curve(runs[0], "validation_accuracy")[9:] == pytest.approx([44.0, 43.0])
     curve = tables.mean_epoch_curve(runs, "validation_accuracy")
@@ -135,8 +185,12 @@ def test_a_curve_is_averaged_over_the_epochs_every_seed_reached(tmp_path):
 def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
     output_dir, _ = job
     record = json.loads((output_dir / "snli" / "elmo_input" / "run.json").read_text())
-    assert re.fullmatch(r"Python 3\.\d+\.\d+, torch \S+, allennlp 2\.10\.\d+, \w+", record["environment"])
-    assert f"Trained with: {record['environment']} (4 runs)" in (output_dir / "table3.md").read_text()
+    assert re.fullmatch(
+        r"Python 3\.\d+\.\d+, torch \S+, allennlp 2\.10\.\d+, \w+", record["environment"]
+    )
+    assert (
+        f"Trained with: {record['environment']} (4 runs)" in (output_dir / "table3.md").read_text()
+    )
     overrides = record["settings"]["overrides"]
     assert overrides["model.elmo.options_file"] == "fixtures/elmo/options.json"
     assert overrides["model.elmo.weight_file"] == "fixtures/elmo/lm_weights.hdf5"
@@ -147,19 +201,28 @@ def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
     )
 
 
-@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs the project's git checkout")
+@pytest.mark.skipif(not (PROJECT_ROOT / ".git").exists(), reason="needs the project's git checkout")
 @pytest.mark.parametrize(
     "path, kept",
-    [("ner/baseline/run.json", True), ("ner/baseline/metrics.json", True),
-     ("ner/baseline/metrics_epoch_3.json", True), ("table1.md", True),
-     ("ner/baseline/model.tar.gz", False), ("ner/baseline/best.th", False),
-     ("ner/baseline.log", False), ("data/ner_train_1pct_seed1.txt", False)],
+    [
+        ("ner/baseline/run.json", True),
+        ("ner/baseline/metrics.json", True),
+        ("ner/baseline/metrics_epoch_3.json", True),
+        ("table1.md", True),
+        ("ner/baseline/model.tar.gz", False),
+        ("ner/baseline/best.th", False),
+        ("ner/baseline.log", False),
+        ("data/ner_train_1pct_seed1.txt", False),
+    ],
 )
 def test_git_keeps_only_the_records_of_the_runs_behind_the_tables(path, kept):
-    ignored = subprocess.run(
-        ["git", "check-ignore", "--no-index", "-q", f"experiments/results/paper_tables/{path}"],
-        cwd=ROOT,
-    ).returncode == 0
+    ignored = (
+        subprocess.run(
+            ["git", "check-ignore", "--no-index", "-q", f"experiments/results/paper_tables/{path}"],
+            cwd=PROJECT_ROOT,
+        ).returncode
+        == 0
+    )
     assert ignored != kept
 
 
@@ -194,7 +257,9 @@ def test_bfloat16_table_trains_elmo_in_bfloat16_beside_table1s_float32_run(job):
     process = paper_tables_command(output_dir, "bfloat16", "--tasks", "snli")
     # The float32 cell is table1's (and table3's) input-and-output run, already trained.
     assert process.stderr.count("cached ") == 1 and process.stderr.count("training ") == 1
-    record = json.loads((output_dir / "snli" / "elmo_input_output_bfloat16" / "run.json").read_text())
+    record = json.loads(
+        (output_dir / "snli" / "elmo_input_output_bfloat16" / "run.json").read_text()
+    )
     assert record["settings"]["overrides"]["model.elmo.compute_dtype"] == "bfloat16"
     float32 = json.loads((output_dir / "snli" / "elmo_input_output" / "run.json").read_text())
     assert not any("compute_dtype" in key for key in float32["settings"]["overrides"])
@@ -205,10 +270,14 @@ def test_bfloat16_table_trains_elmo_in_bfloat16_beside_table1s_float32_run(job):
 
 def test_seed_mean_averages_metrics_and_reports_their_spread():
     run = Run("ner/elmo", "c.jsonnet", {}, "/tmp/x")
-    results = [Result(run, {"test_f1": f1, "epoch": 2, "best": True}, wall_clock_s=60.0)
-               for f1 in (0.70, 0.74, 0.78)]
+    results = [
+        Result(run, {"test_f1": f1, "epoch": 2, "best": True}, wall_clock_s=60.0)
+        for f1 in (0.70, 0.74, 0.78)
+    ]
     mean = scores.seed_mean(results)
-    assert mean.metrics["test_f1"] == pytest.approx(0.74) and mean.spread["test_f1"] == pytest.approx(0.04)
+    assert mean.metrics["test_f1"] == pytest.approx(0.74) and mean.spread[
+        "test_f1"
+    ] == pytest.approx(0.04)
     assert "best" not in mean.metrics and mean.seeds == 3 and mean.wall_clock_s == 180.0
     assert scores.percent(mean, "test_f1") == "74.00 ± 4.00"
     failed = scores.seed_mean(results[:2] + [Result(run, error="exit 1")])
@@ -220,6 +289,7 @@ def test_table1_states_the_increase_at_each_seed():
     def ner(name, f1):
         run = Run(name, "c.jsonnet", {}, "/tmp/x")
         return Result(run, {"test_f1-measure-overall": f1})
+
     assert scores.headline_increase(ner("ner/baseline", 0.7660), ner("ner/elmo", 0.7735)) == "+0.75"
     assert scores.headline_increase(ner("ner/baseline", 0.8), ner("ner/elmo", 0.79)) == "-1.00"
     failed = Result(Run("ner/elmo", "c", {}, "/x"), error="exit 1")
@@ -237,7 +307,9 @@ def test_sampling_is_seeded_and_keeps_the_file_order():
 
 def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample():
     assert len(conll.entity_tags("BIOUL")) == 17
-    expected = ["O"] + [f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BI"]
+    expected = ["O"] + [
+        f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BI"
+    ]
     assert conll.entity_tags("BIO") == expected
 
 
@@ -245,20 +317,33 @@ def test_elmo_overrides_reach_the_runs_with_elmo_only(job):
     output_dir, _ = job
     dropout = {"model.elmo.dropout": 0.3}
     process = paper_tables_command(
-        output_dir, "table3", "--dry-run", "--force", "--elmo-overrides", f"snli={json.dumps(dropout)}"
+        output_dir,
+        "table3",
+        "--dry-run",
+        "--force",
+        "--elmo-overrides",
+        f"snli={json.dumps(dropout)}",
     )
     commands = process.stdout.splitlines()
     assert len(commands) == 4
     with_elmo = [command for command in commands if "/snli/elmo_" in command]
-    assert len(with_elmo) == 3 and all('"model.elmo.dropout": 0.3' in command for command in with_elmo)
+    assert len(with_elmo) == 3 and all(
+        '"model.elmo.dropout": 0.3' in command for command in with_elmo
+    )
     [baseline] = [command for command in commands if "/snli/baseline " in command]
     assert "model.elmo" not in baseline
 
 
 def test_finetuned_trains_srl_with_the_bilm_frozen_and_fine_tuned_in_bfloat16(tmp_path):
     process = paper_tables_command(tmp_path, "finetuned", "--dry-run")
-    commands = {re.search(r" -s \S+/srl/(\S+) ", command).group(1): command for command in process.stdout.splitlines()}
+    commands = {
+        re.search(r" -s \S+/srl/(\S+) ", command).group(1): command
+        for command in process.stdout.splitlines()
+    }
     assert sorted(commands) == ["baseline", "elmo", "elmo_finetuned_bfloat16"]
     finetuned = commands["elmo_finetuned_bfloat16"]
-    assert "srl/srl_elmo_finetuned.jsonnet" in finetuned and '.elmo.compute_dtype": "bfloat16"' in finetuned
+    assert (
+        "srl/srl_elmo_finetuned.jsonnet" in finetuned
+        and '.elmo.compute_dtype": "bfloat16"' in finetuned
+    )
     assert "compute_dtype" not in commands["elmo"] and "srl/srl_elmo.jsonnet" in commands["elmo"]

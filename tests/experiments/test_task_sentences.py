@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
-
-ROOT = Path(__file__).parents[2]
+from tests.paths import PROJECT_ROOT
 
 
 def task_sentences(task: str, data_path: str, output: Path, split: str = "train") -> list:
@@ -23,7 +22,7 @@ def task_sentences(task: str, data_path: str, output: Path, split: str = "train"
             "--data-path",
             data_path,
         ],
-        cwd=ROOT,
+        cwd=PROJECT_ROOT,
         check=True,
         capture_output=True,
     )
@@ -33,7 +32,7 @@ def task_sentences(task: str, data_path: str, output: Path, split: str = "train"
 def test_srl_gives_each_sentence_once_however_many_predicates_it_has(tmp_path):
     fixture = "fixtures/srl/up_english_ewt_train_slice.conllu"
     sentences = task_sentences("srl", fixture, tmp_path / "srl.txt")
-    instances = list(UniversalPropbankSrlReader().read(ROOT / fixture))
+    instances = list(UniversalPropbankSrlReader().read(PROJECT_ROOT / fixture))
     per_predicate = [" ".join(token.text for token in i["tokens"].tokens) for i in instances]
     assert len(per_predicate) > len(sentences) > 1
     assert sentences == list(dict.fromkeys(per_predicate))
@@ -42,7 +41,7 @@ def test_srl_gives_each_sentence_once_however_many_predicates_it_has(tmp_path):
 def test_snli_gives_premises_and_hypotheses_once_each(tmp_path):
     fixture = "fixtures/snli/train.jsonl"
     sentences = task_sentences("snli", fixture, tmp_path / "snli.txt")
-    pairs = [json.loads(line) for line in (ROOT / fixture).read_text().splitlines()]
+    pairs = [json.loads(line) for line in (PROJECT_ROOT / fixture).read_text().splitlines()]
     pairs = [pair for pair in pairs if pair["gold_label"] != "-"]
     premises = {pair["sentence1"] for pair in pairs}
     assert len(sentences) == len(set(sentences))
@@ -52,7 +51,7 @@ def test_snli_gives_premises_and_hypotheses_once_each(tmp_path):
 def test_a_task_without_the_split_says_so(tmp_path):
     result = subprocess.run(
         [sys.executable, "experiments/task_sentences.py", "squad", "dev", str(tmp_path / "x.txt")],
-        cwd=ROOT,
+        cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
     )

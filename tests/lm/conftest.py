@@ -12,7 +12,7 @@ from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 
 # A biLM small enough to train in seconds: the full architecture (character CNN, highway,
 # projection, two LSTM layers with projections, clipping and a residual connection).
-TINY_BILM = {
+TINY_BILM: Dict[str, Dict[str, Any]] = {
     "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 8], [2, 8], [3, 16]], "n_highway": 1},
     "lstm": {
         "dim": 32,
@@ -43,10 +43,17 @@ def run_allennlp(*argv: str) -> None:
         main()
 
 
-def allennlp_train(config: str, serialization_dir: Union[str, os.PathLike], overrides: Dict[str, Any]) -> None:
+def allennlp_train(
+    config: str, serialization_dir: Union[str, os.PathLike], overrides: Dict[str, Any]
+) -> None:
     run_allennlp("train", config, "-s", str(serialization_dir), "-o", json.dumps(overrides))
 
 
 def one_file_corpus(path: str) -> Dict[str, Any]:
     """Overrides that train, validate and build the vocabulary (every word) on one small file."""
-    return {"train_data_path": path, "validation_data_path": path, "vocabulary.corpus": path, "vocabulary.min_count": 1}
+    return {
+        "train_data_path": path,
+        "validation_data_path": path,
+        "vocabulary.corpus": path,
+        "vocabulary.min_count": 1,
+    }

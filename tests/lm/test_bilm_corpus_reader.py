@@ -12,7 +12,7 @@ from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 SENTENCES = "fixtures/lm/sentences.txt"
 
 
-def _lines() -> List[str]:
+def _lines() -> List[List[str]]:
     with open(SENTENCES, encoding="utf-8") as handle:
         return [line.split() for line in handle]
 
@@ -29,7 +29,9 @@ def test_sentence_mode_gives_each_line_with_markers_as_targets():
     assert set(instances[0].fields) == {"tokens", "targets"}
 
 
-@pytest.mark.parametrize("suffix,opener", [(".xz", lzma.open), (".gz", gzip.open), (".bz2", bz2.open)])
+@pytest.mark.parametrize(
+    "suffix,opener", [(".xz", lzma.open), (".gz", gzip.open), (".bz2", bz2.open)]
+)
 def test_compressed_shards_are_read_through_a_glob_in_order(tmp_path, suffix, opener):
     lines = open(SENTENCES, encoding="utf-8").read().splitlines()
     for shard, part in enumerate([lines[:25], lines[25:]]):
@@ -64,10 +66,10 @@ def test_long_sentences_skipped_get_one_warning_per_file_with_count_longest_and_
     warnings = [r.getMessage() for r in caplog.records if "max_sentence_length" in r.getMessage()]
     assert warnings == [
         f"{tmp_path}/a.txt: 1 sentence(s) over max_sentence_length 4 tokens (the longest 10 "
-        'tokens, line 2): skipped; to keep them, raise max_sentence_length (null: no limit) or '
+        "tokens, line 2): skipped; to keep them, raise max_sentence_length (null: no limit) or "
         'set the reader\'s long_sentences: "split"',
         f"{tmp_path}/b.txt: 2 sentence(s) over max_sentence_length 4 tokens (the longest 7 "
-        'tokens, line 2): skipped; to keep them, raise max_sentence_length (null: no limit) or '
+        "tokens, line 2): skipped; to keep them, raise max_sentence_length (null: no limit) or "
         'set the reader\'s long_sentences: "split"',
     ]
     assert (reader.statistics.long_sentences, reader.statistics.split_sentences) == (3, 0)
@@ -79,14 +81,24 @@ def test_long_sentences_split_into_pieces_lose_no_token(tmp_path, caplog):
         instances = list(reader.read(_long_corpus(tmp_path)))
     x, y = [f"x{i}" for i in range(10)], [f"y{i}" for i in range(7)]
     assert [_words(i, "tokens") for i in instances] == [
-        ["a", "b", "c"], x[:4], x[4:8], x[8:], ["d"], ["e", "f", "g", "h"], ["i"], y[:4], y[4:]
+        ["a", "b", "c"],
+        x[:4],
+        x[4:8],
+        x[8:],
+        ["d"],
+        ["e", "f", "g", "h"],
+        ["i"],
+        y[:4],
+        y[4:],
     ]
     assert _words(instances[2], "targets") == ["<S>"] + x[4:8] + ["</S>"]
     assert "(the longest 10 tokens, line 2): split into pieces of at most 4 tokens" in caplog.text
     stats = reader.statistics
     assert (stats.long_sentences, stats.split_sentences, stats.sentences) == (0, 3, 9)
     assert "split 3 sentence(s) over the length limit into pieces" in stats.summary()
-    with pytest.raises(ConfigurationError, match=r"long_sentences must be one of \('skip', 'split'\)"):
+    with pytest.raises(
+        ConfigurationError, match=r"long_sentences must be one of \('skip', 'split'\)"
+    ):
         BilmCorpusReader(long_sentences="cut")
 
 
@@ -141,10 +153,12 @@ def test_missing_files_are_errors(tmp_path):
 
 
 def _packed(num_lanes: int, window_length: int, path: str = SENTENCES):
-    return list(BilmCorpusReader(mode="packed", num_lanes=num_lanes, window_length=window_length).read(path))
+    return list(
+        BilmCorpusReader(mode="packed", num_lanes=num_lanes, window_length=window_length).read(path)
+    )
 
 
-def test_packed_lanes_hold_the_whole_stream_in_fixed_windows():
+def test_packed_lanes_hold_the_whole_stream_in_fixed_windows() -> None:
     instances = _packed(num_lanes=3, window_length=7)
     lanes: Dict[int, List[str]] = {}
     order = [(int(i["window"].tensor), int(i["lane"].tensor)) for i in instances]
@@ -164,7 +178,7 @@ def test_packed_lanes_hold_the_whole_stream_in_fixed_windows():
     assert len(full) <= 3
 
 
-def test_packed_targets_are_the_window_with_its_neighbouring_tokens():
+def test_packed_targets_are_the_window_with_its_neighbouring_tokens() -> None:
     instances = _packed(num_lanes=2, window_length=5)
     by_lane: Dict[int, list] = {0: [], 1: []}
     for instance in instances:
@@ -200,4 +214,7 @@ def test_a_byte_order_mark_is_not_part_of_the_first_word(tmp_path):
     corpus = tmp_path / "bom.txt"
     corpus.write_bytes("\ufeffThe cat sat .\nThe dog ran .\n".encode("utf-8"))
     instances = list(BilmCorpusReader().read(str(corpus)))
-    assert [_words(i, "tokens") for i in instances] == [["The", "cat", "sat", "."], ["The", "dog", "ran", "."]]
+    assert [_words(i, "tokens") for i in instances] == [
+        ["The", "cat", "sat", "."],
+        ["The", "dog", "ran", "."],
+    ]

@@ -1,6 +1,7 @@
 """ModelTestCase invariants of the `bilm` language model as its configs build it: trained from
 scratch (bilm_tiny.jsonnet, shrunk) and continued from a published biLM (bilm_finetune.jsonnet
 from the fixture biLM)."""
+
 import pytest
 import torch
 from allennlp.data import Batch

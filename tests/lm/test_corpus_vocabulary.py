@@ -13,14 +13,28 @@ def _corpus(tmp_path):
 
 
 def _words(vocabulary):
-    return [vocabulary.get_token_from_index(i, "tokens") for i in range(vocabulary.get_vocab_size("tokens"))]
+    return [
+        vocabulary.get_token_from_index(i, "tokens")
+        for i in range(vocabulary.get_vocab_size("tokens"))
+    ]
 
 
 def test_counted_vocabulary_is_ordered_by_descending_frequency(tmp_path):
-    vocabulary = Vocabulary.from_params(Params({"type": "from_corpus", "corpus": _corpus(tmp_path)}))
+    vocabulary = Vocabulary.from_params(
+        Params({"type": "from_corpus", "corpus": _corpus(tmp_path)})
+    )
     # 4 sentences: <S> and </S> 4 times each, "the" 3 times, then cat and sat twice, ...
     assert _words(vocabulary) == [
-        "@@PADDING@@", "@@UNKNOWN@@", "</S>", "<S>", "the", "cat", "sat", "dog", "ran", "zebra"
+        "@@PADDING@@",
+        "@@UNKNOWN@@",
+        "</S>",
+        "<S>",
+        "the",
+        "cat",
+        "sat",
+        "dog",
+        "ran",
+        "zebra",
     ]
 
 
@@ -40,10 +54,16 @@ def test_long_sentences_are_counted_as_the_reader_reads_them(tmp_path):
 def test_min_count_and_max_vocab_size_cut_the_rare_words(tmp_path):
     corpus = _corpus(tmp_path)
     assert _words(CorpusVocabulary.from_corpus(corpus=corpus, min_count=2))[2:] == [
-        "</S>", "<S>", "the", "cat", "sat"
+        "</S>",
+        "<S>",
+        "the",
+        "cat",
+        "sat",
     ]
     assert _words(CorpusVocabulary.from_corpus(corpus=corpus, max_vocab_size=3))[2:] == [
-        "</S>", "<S>", "the"
+        "</S>",
+        "<S>",
+        "the",
     ]
 
 

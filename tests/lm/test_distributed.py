@@ -1,6 +1,6 @@
 """AllenNLP's `distributed` section with the `bilm` model: two CPU workers over gloo."""
+
 import json
-import os
 import socket
 from collections import Counter
 
@@ -22,7 +22,19 @@ class LogBatchesPerWorker(TrainerCallback):
         super().__init__(serialization_dir)
         self.log = log
 
-    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs) -> None:
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs,
+        batch_outputs,
+        batch_metrics,
+        epoch,
+        batch_number,
+        is_training,
+        is_primary=True,
+        batch_grad_norm=None,
+        **kwargs,
+    ) -> None:
         if not is_training:
             return
         rank = torch.distributed.get_rank()

@@ -1,4 +1,5 @@
 """Interrupting `allennlp train` and resuming with `--recover` loses no progress."""
+
 import json
 import os
 import sys
@@ -25,12 +26,29 @@ class InterruptOnce(TrainerCallback):
         super().__init__(serialization_dir)
         self.log, self.marker = log, marker
 
-    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs) -> None:
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs,
+        batch_outputs,
+        batch_metrics,
+        epoch,
+        batch_number,
+        is_training,
+        is_primary=True,
+        batch_grad_norm=None,
+        **kwargs,
+    ) -> None:
         if not is_training:
             return
+        targets = int(batch_inputs[0]["targets"]["tokens"]["tokens"].sum())
         with open(self.log, "a") as log:
-            log.write(f"{epoch} {batch_number} {int(batch_inputs[0]['targets']['tokens']['tokens'].sum())}\n")
-        if self.marker and not os.path.exists(self.marker) and sum(1 for _ in open(self.log)) == INTERRUPT_AT:
+            log.write(f"{epoch} {batch_number} {targets}\n")
+        if (
+            self.marker
+            and not os.path.exists(self.marker)
+            and sum(1 for _ in open(self.log)) == INTERRUPT_AT
+        ):
             open(self.marker, "w").close()
             raise KeyboardInterrupt
 
@@ -49,8 +67,16 @@ def _train(serialization_dir: str, log: str, marker: str, *extra: str) -> None:
         "trainer.checkpointer": {"save_every_num_batches": 3, "keep_most_recent_by_count": 2},
         "trainer.callbacks": [{"type": "test_interrupt_once", "log": log, "marker": marker}],
     }
-    argv = ["allennlp", "train", "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", "-s", serialization_dir,
-            "-o", json.dumps(overrides), *extra]
+    argv = [
+        "allennlp",
+        "train",
+        "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+        "-s",
+        serialization_dir,
+        "-o",
+        json.dumps(overrides),
+        *extra,
+    ]
     with mock.patch.object(sys, "argv", argv):
         main()
 
@@ -60,7 +86,9 @@ def _trained_batches(log: str):
     return [tuple(map(int, line.split())) for line in open(log)]
 
 
-def test_recover_continues_from_the_last_checkpoint_and_ends_where_an_uninterrupted_run_does(tmp_path):
+def test_recover_continues_from_the_last_checkpoint_and_ends_where_an_uninterrupted_run_does(
+    tmp_path,
+):
     _train(str(tmp_path / "straight"), str(tmp_path / "straight.log"), "")
     straight = torch.load(tmp_path / "straight" / "best.th")
     all_batches = _trained_batches(str(tmp_path / "straight.log"))
@@ -85,4 +113,6 @@ def test_recover_continues_from_the_last_checkpoint_and_ends_where_an_uninterrup
     metrics = json.load(open(os.path.join(run, "metrics.json")))
     expected = json.load(open(tmp_path / "straight" / "metrics.json"))
     assert metrics["epoch"] == 1
-    assert metrics["validation_perplexity"] == pytest.approx(expected["validation_perplexity"], rel=1e-6)
+    assert metrics["validation_perplexity"] == pytest.approx(
+        expected["validation_perplexity"], rel=1e-6
+    )

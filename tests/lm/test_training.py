@@ -1,4 +1,5 @@
 """`allennlp train` and `allennlp evaluate` on the bundled Wikipedia fixture, in-process."""
+
 import json
 import math
 import os
@@ -37,12 +38,16 @@ def trained(tmp_path_factory):
 
 def test_held_out_perplexity_of_both_directions_falls_over_an_epoch(trained, tmp_path):
     metrics_file = str(tmp_path / "metrics.json")
-    run_allennlp("evaluate", os.path.join(trained, "model.tar.gz"), HELD_OUT, "--output-file", metrics_file)
+    run_allennlp(
+        "evaluate", os.path.join(trained, "model.tar.gz"), HELD_OUT, "--output-file", metrics_file
+    )
     after = json.load(open(metrics_file))
 
     archive = load_archive(os.path.join(trained, "model.tar.gz"))
     torch.manual_seed(0)
-    untrained = Model.from_params(vocab=archive.model.vocab, params=archive.config.duplicate()["model"])
+    untrained = Model.from_params(
+        vocab=archive.model.vocab, params=archive.config.duplicate()["model"]
+    )
     loader = MultiProcessDataLoader(archive.validation_dataset_reader, HELD_OUT, batch_size=32)
     loader.index_with(archive.model.vocab)
     before = evaluate(untrained, loader)
@@ -56,10 +61,16 @@ def test_held_out_perplexity_of_both_directions_falls_over_an_epoch(trained, tmp
 def test_evaluate_reports_the_full_softmax_perplexity(trained, tmp_path):
     """What `allennlp evaluate` prints is exp(mean NLL) of the exact softmax over the file."""
     metrics_file = str(tmp_path / "metrics.json")
-    run_allennlp("evaluate", os.path.join(trained, "model.tar.gz"), HELD_OUT, "--output-file", metrics_file)
+    run_allennlp(
+        "evaluate", os.path.join(trained, "model.tar.gz"), HELD_OUT, "--output-file", metrics_file
+    )
     reported = json.load(open(metrics_file))
     model = load_archive(os.path.join(trained, "model.tar.gz")).model.eval()
-    loader = MultiProcessDataLoader(load_archive(os.path.join(trained, "model.tar.gz")).validation_dataset_reader, HELD_OUT, batch_size=50)
+    loader = MultiProcessDataLoader(
+        load_archive(os.path.join(trained, "model.tar.gz")).validation_dataset_reader,
+        HELD_OUT,
+        batch_size=50,
+    )
     loader.index_with(model.vocab)
     total, count = 0.0, 0
     with torch.no_grad():
@@ -81,7 +92,9 @@ def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
         "trainer.cuda_device": -1,
         "trainer.num_epochs": 4,
     }
-    allennlp_train("elmo_plugin/training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides)
+    allennlp_train(
+        "elmo_plugin/training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides
+    )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["validation_perplexity"] < metrics["training_perplexity"] * 10
     assert metrics["validation_perplexity"] < 0.7 * 300  # ~300 words: far below chance
@@ -101,7 +114,9 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
         "data_loader.batches_per_epoch": 3,
         "trainer.num_epochs": 2,
     }
-    allennlp_train("elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides)
+    allennlp_train(
+        "elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides
+    )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["epoch"] == 1 and math.isfinite(metrics["validation_perplexity"])
 
@@ -117,7 +132,9 @@ def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
         "trainer.cuda_device": -1,
         "trainer.num_epochs": 1,
     }
-    allennlp_train("elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides)
+    allennlp_train(
+        "elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides
+    )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["validation_loss"])
     options = load_archive(str(tmp_path / "run" / "model.tar.gz")).model.bilm.options()
@@ -128,7 +145,9 @@ def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
     configs = {}
     for name in sorted(os.listdir("elmo_plugin/training_configs/bilm")):
         if name.endswith(".jsonnet"):
-            configs[name] = Params.from_file(os.path.join("elmo_plugin/training_configs/bilm", name)).as_dict()
+            configs[name] = Params.from_file(
+                os.path.join("elmo_plugin/training_configs/bilm", name)
+            ).as_dict()
             assert configs[name]["model"]["type"] == "bilm", name
     original = configs["bilm_elmo_original.jsonnet"]
     # bilm-tf trains with 261 characters.
@@ -139,11 +158,22 @@ def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
     assert sum(n for _, n in cnn["filters"]) == 2048 and cnn["n_highway"] == 2
     assert (lstm["n_layers"], lstm["dim"], lstm["projection_dim"]) == (2, 4096, 512)
     assert original["model"]["num_samples"] == 8192
-    assert original["trainer"]["optimizer"] == {"type": "adagrad", "lr": 0.2, "initial_accumulator_value": 1}
+    assert original["trainer"]["optimizer"] == {
+        "type": "adagrad",
+        "lr": 0.2,
+        "initial_accumulator_value": 1,
+    }
     assert original["trainer"]["grad_norm"] == 10
     assert original["dataset_reader"]["mode"] == "packed"
     assert original["data_loader"]["batch_size"] == original["dataset_reader"]["num_lanes"]
     small = configs["bilm_elmo_small.jsonnet"]["model"]["bilm"]
-    assert (small["lstm"]["dim"], small["lstm"]["projection_dim"], small["char_cnn"]["n_highway"]) == (1024, 128, 1)
+    assert (
+        small["lstm"]["dim"],
+        small["lstm"]["projection_dim"],
+        small["char_cnn"]["n_highway"],
+    ) == (1024, 128, 1)
     multigpu = configs["bilm_elmo_original_multigpu.jsonnet"]
-    assert multigpu["distributed"]["cuda_devices"] == [0, 1, 2] and "cuda_device" not in multigpu["trainer"]
+    assert (
+        multigpu["distributed"]["cuda_devices"] == [0, 1, 2]
+        and "cuda_device" not in multigpu["trainer"]
+    )

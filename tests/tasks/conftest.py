@@ -33,7 +33,9 @@ def other_bilm_output_dim() -> int:
 
 
 @pytest.fixture
-def train_with_other_size_bilm(tmp_path, other_size_bilm) -> Callable[[Path, Dict, str], Tuple[Model, Dict]]:
+def train_with_other_size_bilm(
+    tmp_path, other_size_bilm
+) -> Callable[[Path, Dict, str], Tuple[Model, Dict]]:
     """
     `train(config, overrides, elmo)`: trains `config` with `overrides` and the ELMo module at
     config path `elmo` switched to `other_size_bilm` by its files, nothing else; returns the
@@ -41,6 +43,8 @@ def train_with_other_size_bilm(tmp_path, other_size_bilm) -> Callable[[Path, Dic
     """
 
     def train(config: Path, overrides: Dict, elmo: str) -> Tuple[Model, Dict]:
-        return train_config(config, tmp_path / "run", {**overrides, **bilm_files(elmo, other_size_bilm)})
+        return train_config(
+            config, tmp_path / "run", {**overrides, **bilm_files(elmo, other_size_bilm)}
+        )
 
     return train

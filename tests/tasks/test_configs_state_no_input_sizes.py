@@ -1,13 +1,14 @@
 """No training config states a layer's input size: every model sizes its layers from the
 embedders, the ELMo module and the layers before, so another biLM or another embedding size
 needs no arithmetic in a config or in the scripts that override it."""
+
 import json
-from pathlib import Path
 
 import _jsonnet
 import pytest
 
-CONFIGS = Path(__file__).resolve().parents[2] / "elmo_plugin" / "training_configs"
+from tests.paths import TRAINING_CONFIGS
+
 SIZE_KEYS = {"input_size", "input_dim"}
 
 
@@ -22,6 +23,8 @@ def size_keys(value, path="config"):
             yield from size_keys(item, f"{path}[{i}]")
 
 
-@pytest.mark.parametrize("config", sorted(CONFIGS.rglob("*.jsonnet")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "config", sorted(TRAINING_CONFIGS.rglob("*.jsonnet")), ids=lambda p: p.name
+)
 def test_config_states_no_input_size(config):
     assert list(size_keys(json.loads(_jsonnet.evaluate_file(str(config))))) == []

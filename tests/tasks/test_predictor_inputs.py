@@ -1,5 +1,6 @@
 """What `allennlp predict` feeds our predictors, line by line: anything but a JSON object, or
 text that is not valid Unicode, is a clear error quoting (a bounded part of) the line."""
+
 import re
 
 import pytest
@@ -18,10 +19,21 @@ def _load_line(name, line):
 
 
 @pytest.mark.parametrize("name", PREDICTORS)
-@pytest.mark.parametrize("line,got", [("null", "null"), ("3.5", "a number"), ('["a", "b"]', "an array"),
-                                      ('"text"', "a string"), ("true", "true or false")])
+@pytest.mark.parametrize(
+    "line,got",
+    [
+        ("null", "null"),
+        ("3.5", "a number"),
+        ('["a", "b"]', "an array"),
+        ('"text"', "a string"),
+        ("true", "true or false"),
+    ],
+)
 def test_a_line_that_is_not_a_json_object_is_named(name, line, got):
-    with pytest.raises(ConfigurationError, match=re.escape(f"input line {line!r}: expected a JSON object") + f".*got {got}"):
+    with pytest.raises(
+        ConfigurationError,
+        match=re.escape(f"input line {line!r}: expected a JSON object") + f".*got {got}",
+    ):
         _load_line(name, line + "\n")
 
 
@@ -40,13 +52,16 @@ def test_not_json_and_long_lines_are_quoted_bounded():
     assert _load_line("conll_ner", '{"sentence": "fine"}') == {"sentence": "fine"}
 
 
-@pytest.mark.parametrize("inputs,expected", [
-    ({"predicate_indices": [1.7]}, "predicate_indices.*integers.*1.7"),
-    ({"predicate_indices": [True]}, "predicate_indices.*integers.*True"),
-    ({"predicate_indices": "1"}, "predicate_indices.*a list"),
-    ({"verbs": "said"}, "'verbs' must be a list of words, got 'said'"),
-    ({"verbs": [1]}, "'verbs' must be a list of words"),
-])
+@pytest.mark.parametrize(
+    "inputs,expected",
+    [
+        ({"predicate_indices": [1.7]}, "predicate_indices.*integers.*1.7"),
+        ({"predicate_indices": [True]}, "predicate_indices.*integers.*True"),
+        ({"predicate_indices": "1"}, "predicate_indices.*a list"),
+        ({"verbs": "said"}, "'verbs' must be a list of words, got 'said'"),
+        ({"verbs": [1]}, "'verbs' must be a list of words"),
+    ],
+)
 def test_srl_predicates_must_be_integers_or_words(inputs, expected):
     with pytest.raises(ConfigurationError, match=expected):
         _predicate_indices(inputs, ["He", "said", "so"])

@@ -1,4 +1,5 @@
 """Bad input to every task reader fails loudly, naming the file (and line), before any training."""
+
 import json
 import re
 
@@ -11,8 +12,7 @@ from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
-
-from tests.conftest import FIXTURES
+from tests.paths import FIXTURES
 
 READERS = {
     "ner": (Conll2003NerReader, "ner/dev.txt"),
@@ -53,15 +53,21 @@ def test_squad_with_no_articles_is_an_error_naming_the_file(tmp_path):
 def test_snli_with_every_pair_unlabelled_says_why_it_has_nothing(tmp_path):
     path = tmp_path / "unlabelled.jsonl"
     path.write_text('{"gold_label": "-", "sentence1": "a b", "sentence2": "c d"}\n' * 3)
-    with pytest.raises(ConfigurationError, match=r"unlabelled.jsonl: no pairs with a gold label.*3 skipped"):
+    with pytest.raises(
+        ConfigurationError, match=r"unlabelled.jsonl: no pairs with a gold label.*3 skipped"
+    ):
         read("snli", path)
 
 
 def test_snli_label_outside_the_label_set_names_file_and_line(tmp_path):
     path = tmp_path / "maybe.jsonl"
-    path.write_text('{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
-                    '{"gold_label": "maybe", "sentence1": "a b", "sentence2": "c d"}\n')
-    with pytest.raises(ConfigurationError, match=r"maybe.jsonl, line 2: .*'maybe'.*expected one of"):
+    path.write_text(
+        '{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
+        '{"gold_label": "maybe", "sentence1": "a b", "sentence2": "c d"}\n'
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"maybe.jsonl, line 2: .*'maybe'.*expected one of"
+    ):
         read("snli", path)
     assert len(read("snli", path, labels=None)) == 2
 
@@ -146,7 +152,9 @@ def test_a_maximum_length_below_one_is_a_configuration_error(name, parameter):
 def test_cr_and_crlf_line_endings_read_as_lf(tmp_path, name, ending):
     path = tmp_path / "endings.data"
     path.write_bytes(fixture_bytes(name).replace(b"\n", ending))
-    assert [str(i) for i in read(name, path)] == [str(i) for i in read(name, f"{FIXTURES}/{READERS[name][1]}")]
+    assert [str(i) for i in read(name, path)] == [
+        str(i) for i in read(name, f"{FIXTURES}/{READERS[name][1]}")
+    ]
 
 
 @pytest.mark.parametrize("name", LINE_READERS)
@@ -156,14 +164,18 @@ def test_a_line_without_end_is_read_with_a_bound(tmp_path, name, monkeypatch):
     monkeypatch.setattr(text_files, "MAX_LINE_BYTES", 10_000)
     path = tmp_path / "minified.json"
     path.write_bytes(fixture_bytes(name) + b"x" * 50_000)
-    with pytest.raises(ConfigurationError, match=r"minified.json, line \d+: longer than 10000 bytes") as caught:
+    with pytest.raises(
+        ConfigurationError, match=r"minified.json, line \d+: longer than 10000 bytes"
+    ) as caught:
         read(name, path)
     assert len(str(caught.value)) < 1000
 
 
 def test_ner_quotes_at_most_200_characters_of_a_bad_line(tmp_path):
     path = tmp_path / "minified.json"
-    path.write_text(json.dumps({"data": [{"k": f"value number {i}"} for i in range(20_000)]}) + "\n")
+    path.write_text(
+        json.dumps({"data": [{"k": f"value number {i}"} for i in range(20_000)]}) + "\n"
+    )
     with pytest.raises(ConfigurationError, match=r"minified.json, line 1: expected 4") as caught:
         read("ner", path)
     assert len(str(caught.value)) < 500
@@ -171,9 +183,13 @@ def test_ner_quotes_at_most_200_characters_of_a_bad_line(tmp_path):
 
 def test_a_lone_surrogate_in_snli_names_file_line_and_field(tmp_path):
     path = tmp_path / "surrogate.jsonl"
-    path.write_text('{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
-                    '{"gold_label": "neutral", "sentence1": "a \\ud800 b", "sentence2": "c d"}\n')
-    with pytest.raises(ConfigurationError, match=r"surrogate.jsonl, line 2: .*sentence1.* lone surrogate \\ud800"):
+    path.write_text(
+        '{"gold_label": "neutral", "sentence1": "a b", "sentence2": "c d"}\n'
+        '{"gold_label": "neutral", "sentence1": "a \\ud800 b", "sentence2": "c d"}\n'
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"surrogate.jsonl, line 2: .*sentence1.* lone surrogate \\ud800"
+    ):
         read("snli", path)
 
 
@@ -182,7 +198,9 @@ def test_a_lone_surrogate_in_squad_names_file_and_record(tmp_path):
     data["data"][0]["paragraphs"][0]["qas"][0]["question"] = "what \ud800 ?"
     path = tmp_path / "surrogate.json"
     path.write_text(json.dumps(data))  # json escapes it as \ud800
-    with pytest.raises(ConfigurationError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"):
+    with pytest.raises(
+        ConfigurationError, match=r"surrogate.json: article 0 .*question .*lone surrogate \\ud800"
+    ):
         read("squad", path)
 
 
@@ -192,6 +210,8 @@ def test_squad_errors_quote_a_huge_title_bounded(tmp_path):
     data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = "0"
     path = tmp_path / "huge_title.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ConfigurationError, match=r"huge_title.json: article 0 .*answer_start") as caught:
+    with pytest.raises(
+        ConfigurationError, match=r"huge_title.json: article 0 .*answer_start"
+    ) as caught:
         read("squad", path)
     assert len(str(caught.value)) < 1000

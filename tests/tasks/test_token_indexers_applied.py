@@ -3,7 +3,6 @@
 the two that skip `Predictor.predict_instance` included, predicts through them."""
 
 import copy
-from pathlib import Path
 
 import pytest
 import torch
@@ -24,8 +23,8 @@ from elmo_plugin.tasks.squad.predictors.squad_answer import SquadAnswerPredictor
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.models import DeepSrl
 from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor
+from tests.paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PASSAGE = "The Broncos beat the Panthers 24 to 10 in Santa Clara ."
 
 
@@ -103,7 +102,9 @@ def test_the_squad_predictor_applies_the_token_indexers():
     question = " ".join(metadata["question_tokens"])
     predictor = SquadAnswerPredictor(model, reader)
     one = predictor.predict(question, metadata["passage"])
-    both = predictor.predict_batch_json([{"question": question, "passage": metadata["passage"]}] * 2)
+    both = predictor.predict_batch_json(
+        [{"question": question, "passage": metadata["passage"]}] * 2
+    )
     instance = reader.text_to_instance(question, metadata["passage"])
     reader.apply_token_indexers(instance)
     expected = _outputs_of(model, [instance])

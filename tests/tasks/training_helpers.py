@@ -1,5 +1,6 @@
 """Steps the task tests share: training a config at small sizes, pointing its ELMo module at
 a biLM, and checking that an input size given in a config must match the model's."""
+
 import copy
 import json
 from pathlib import Path
@@ -12,9 +13,13 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.models import Model
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import FIXTURES
+
 # The tiny test biLM of AllenNLP (output size 32): `(options_file, weight_file)`.
-FIXTURE_BILM = (str(ROOT / "fixtures" / "elmo" / "options.json"), str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5"))
+FIXTURE_BILM = (
+    str(FIXTURES / "elmo" / "options.json"),
+    str(FIXTURES / "elmo" / "lm_weights.hdf5"),
+)
 
 
 def bilm_files(elmo: str, bilm: Tuple[str, str]) -> Dict[str, str]:
@@ -23,14 +28,24 @@ def bilm_files(elmo: str, bilm: Tuple[str, str]) -> Dict[str, str]:
     return {f"{elmo}.options_file": options_file, f"{elmo}.weight_file": weight_file}
 
 
-def train_config(config: Path, serialization_dir: Path, overrides: Dict[str, Any]) -> Tuple[Model, Dict]:
+def train_config(
+    config: Path, serialization_dir: Path, overrides: Dict[str, Any]
+) -> Tuple[Model, Dict]:
     """`allennlp train` in-process; returns the model and the run's metrics.json."""
-    model = train_model_from_file(str(config), str(serialization_dir), overrides=json.dumps(overrides))
+    model = train_model_from_file(
+        str(config), str(serialization_dir), overrides=json.dumps(overrides)
+    )
+    assert model is not None  # None only from a dry run or a distributed one
     return model, json.loads((serialization_dir / "metrics.json").read_text())
 
 
 def assert_input_size_must_match(
-    config: Path, overrides: Dict[str, Any], vocab: Vocabulary, module: str, size_key: str, right: int
+    config: Path,
+    overrides: Dict[str, Any],
+    vocab: Vocabulary,
+    module: str,
+    size_key: str,
+    right: int,
 ) -> None:
     """`module`'s `size_key` set in the config: `right` is accepted, `right + 1` is a
     ConfigurationError naming both sizes."""
@@ -40,5 +55,7 @@ def assert_input_size_must_match(
     model = Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
     assert getattr(model, f"_{module}").get_input_dim() == right
     model_params[module][size_key] = right + 1
-    with pytest.raises(ConfigurationError, match=f"{module} input dim is {right + 1} but .* is {right}"):
+    with pytest.raises(
+        ConfigurationError, match=f"{module} input dim is {right + 1} but .* is {right}"
+    ):
         Model.from_params(vocab=vocab, params=Params(model_params))

@@ -1,5 +1,6 @@
 """A checkpoint write cut short (a crash, a kill, a full disk) leaves the previous checkpoint and
 `best.th` loadable."""
+
 import os
 from unittest import mock
 
@@ -32,7 +33,9 @@ def _cut_short(value, destination, *args, **kwargs):
 
 @pytest.mark.parametrize("checkpointer_class", [AtomicCheckpointer, Checkpointer])
 @pytest.mark.parametrize("same_point", [True, False])
-def test_a_write_cut_short_leaves_the_previous_checkpoint_and_best_th(tmp_path, checkpointer_class, same_point):
+def test_a_write_cut_short_leaves_the_previous_checkpoint_and_best_th(
+    tmp_path, checkpointer_class, same_point
+):
     checkpointer = checkpointer_class(tmp_path, keep_most_recent_by_count=1)
     checkpointer.save_checkpoint(_Trainer(1, 0, 1.0))
     model_state, training_state = checkpointer.find_latest_checkpoint()
@@ -63,7 +66,10 @@ def test_files_are_replaced_whole_and_get_the_usual_mode(tmp_path):
     finally:
         os.umask(previous)
     assert sorted(os.listdir(tmp_path)) == [
-        "model_state_e0_b3.th", "model_state_e0_b6.th", "training_state_e0_b3.th", "training_state_e0_b6.th",
+        "model_state_e0_b3.th",
+        "model_state_e0_b6.th",
+        "training_state_e0_b3.th",
+        "training_state_e0_b6.th",
     ]
     assert all(os.stat(tmp_path / name).st_mode & 0o777 == 0o644 for name in os.listdir(tmp_path))
     assert checkpointer.load_checkpoint().trainer_state["value"] == 6.0
@@ -76,8 +82,10 @@ def test_a_full_disk_names_the_checkpoint_and_its_directory(tmp_path, monkeypatc
     from elmo_plugin.elmo import atomic_files
 
     def torch_on_a_full_disk(value, destination, *args, **kwargs):
-        raise RuntimeError("[enforce fail at inline_container.cc:595] . PytorchStreamWriter failed writing file "
-                           "data/0: file write failed")
+        raise RuntimeError(
+            "[enforce fail at inline_container.cc:595] . PytorchStreamWriter failed writing file "
+            "data/0: file write failed"
+        )
 
     usage = collections.namedtuple("usage", "total used free")
     monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 4096))
@@ -86,5 +94,8 @@ def test_a_full_disk_names_the_checkpoint_and_its_directory(tmp_path, monkeypatc
         checkpointer.save_checkpoint(_Trainer(1, 0, 1.0))
     assert caught.value.errno == errno.ENOSPC
     message = str(caught.value)
-    assert "no space left on the disk holding " + str(tmp_path) in message and "training_state_e1_b0.th" in message
+    assert (
+        "no space left on the disk holding " + str(tmp_path) in message
+        and "training_state_e1_b0.th" in message
+    )
     assert os.listdir(tmp_path) == []

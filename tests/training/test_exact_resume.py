@@ -1,5 +1,6 @@
 """A run killed anywhere and resumed with `allennlp train --recover` ends bit-identical (weights
 and metrics) to an uninterrupted run, with dropout and sampled softmax on."""
+
 import json
 import os
 from pathlib import Path
@@ -20,22 +21,42 @@ SENTENCES = "fixtures/lm/sentences.txt"
 
 @TrainerCallback.register("test_interrupt_after")
 class InterruptAfter(TrainerCallback):
-    """Logs each trained batch (epoch, number, digests of its data, of its loss and of the weights after it) and raises
-    KeyboardInterrupt (what Ctrl-C raises) after the `interrupt_after`-th of the whole run, once
-    (the `marker` file remembers it across the resumed run); 0 never interrupts."""
+    """Logs each trained batch (epoch, number, digests of its data, of its loss and of the
+    weights after it) and raises KeyboardInterrupt (what Ctrl-C raises) after the
+    `interrupt_after`-th of the whole run, once (the `marker` file remembers it across the
+    resumed run); 0 never interrupts."""
 
-    def __init__(self, serialization_dir: str, log: str, interrupt_after: int = 0, marker: str = "") -> None:
+    def __init__(
+        self, serialization_dir: str, log: str, interrupt_after: int = 0, marker: str = ""
+    ) -> None:
         super().__init__(serialization_dir)
         self.log, self.interrupt_after, self.marker = log, interrupt_after, marker
 
-    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs) -> None:
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs,
+        batch_outputs,
+        batch_metrics,
+        epoch,
+        batch_number,
+        is_training,
+        is_primary=True,
+        batch_grad_norm=None,
+        **kwargs,
+    ) -> None:
         if not is_training:
             return
         data = sum(float(t.float().sum()) for t in _tensors(batch_inputs))
         weights = sum(float(p.detach().double().sum()) for p in trainer.model.parameters())
+        loss = float(batch_outputs[0]["loss"].detach())
         with open(self.log, "a") as log:
-            log.write(f"{epoch} {batch_number} {data} {float(batch_outputs[0]['loss'].detach())!r} {weights!r}\n")
-        if self.interrupt_after and not os.path.exists(self.marker) and _lines(self.log) == self.interrupt_after:
+            log.write(f"{epoch} {batch_number} {data} {loss!r} {weights!r}\n")
+        if (
+            self.interrupt_after
+            and not os.path.exists(self.marker)
+            and _lines(self.log) == self.interrupt_after
+        ):
             Path(self.marker).touch()
             raise KeyboardInterrupt
 
@@ -79,21 +100,37 @@ NER_ELMO = (
 # values computed in the batches of the interrupted run, which the resumed one computes afresh in
 # other batches: equal to float rounding only. Without them a resumed run is bit-identical.
 ELMO = "model.text_field_embedder.token_embedders.elmo"
-NER_ELMO_UNCACHED = (NER_ELMO[0], {**NER_ELMO[1], f"{ELMO}.activation_cache": None, f"{ELMO}.char_cnn_cache_size": 0})
+NER_ELMO_UNCACHED = (
+    NER_ELMO[0],
+    {**NER_ELMO[1], f"{ELMO}.activation_cache": None, f"{ELMO}.char_cnn_cache_size": 0},
+)
 
 
-def _train(config: Tuple[str, Dict], directory: Path, interrupt_after: int = 0, recover: bool = False,
-           exact_resume: bool = True) -> List[str]:
+def _train(
+    config: Tuple[str, Dict],
+    directory: Path,
+    interrupt_after: int = 0,
+    recover: bool = False,
+    exact_resume: bool = True,
+) -> List[str]:
     path, overrides = config
-    callbacks = [{"type": "exact_resume"}] if exact_resume else []
-    callbacks.append({"type": "test_interrupt_after", "log": str(directory) + ".log",
-                      "interrupt_after": interrupt_after, "marker": str(directory) + ".marker"})
+    callbacks: List[Dict[str, Any]] = [{"type": "exact_resume"}] if exact_resume else []
+    callbacks.append(
+        {
+            "type": "test_interrupt_after",
+            "log": str(directory) + ".log",
+            "interrupt_after": interrupt_after,
+            "marker": str(directory) + ".marker",
+        }
+    )
     overrides = {**overrides, "trainer.callbacks": callbacks}
     train_model_from_file(path, str(directory), overrides=json.dumps(overrides), recover=recover)
     return open(str(directory) + ".log").read().splitlines()
 
 
-def _interrupted_and_resumed(config, directory: Path, interrupt_after: int, exact_resume: bool = True) -> List[str]:
+def _interrupted_and_resumed(
+    config, directory: Path, interrupt_after: int, exact_resume: bool = True
+) -> List[str]:
     with pytest.raises(KeyboardInterrupt):
         _train(config, directory, interrupt_after, exact_resume=exact_resume)
     return _train(config, directory, interrupt_after, recover=True, exact_resume=exact_resume)
@@ -109,7 +146,11 @@ def _metrics(directory: Path) -> Dict[str, Dict[str, float]]:
     less times and memory."""
     files = sorted(directory.glob("metrics_epoch_*.json")) + [directory / "metrics.json"]
     return {
-        file.name: {k: v for k, v in json.loads(file.read_text()).items() if not (k.endswith("duration") or "memory" in k)}
+        file.name: {
+            k: v
+            for k, v in json.loads(file.read_text()).items()
+            if not (k.endswith("duration") or "memory" in k)
+        }
         for file in files
     }
 
@@ -122,7 +163,11 @@ def _training_loss(log: List[str], epoch: int, batches: int) -> float:
 @pytest.fixture(scope="module")
 def straight_runs(tmp_path_factory):
     runs = {}
-    for name, config in (("bilm_tiny", BILM_TINY), ("ner_elmo", NER_ELMO_UNCACHED), ("ner_elmo_cached", NER_ELMO)):
+    for name, config in (
+        ("bilm_tiny", BILM_TINY),
+        ("ner_elmo", NER_ELMO_UNCACHED),
+        ("ner_elmo_cached", NER_ELMO),
+    ):
         directory = tmp_path_factory.mktemp(name) / "straight"
         runs[name] = (_train(config, directory), _weights(directory), _metrics(directory))
     return runs
@@ -169,16 +214,22 @@ def test_killed_and_resumed_ends_bit_identical_to_the_uninterrupted_run(
                 continue
             assert metrics[file][key] == value, (file, key)
         if epoch == resumed_epoch:
-            assert expected["training_loss"] == pytest.approx(_training_loss(straight_log, epoch, batches), rel=1e-9)
+            assert expected["training_loss"] == pytest.approx(
+                _training_loss(straight_log, epoch, batches), rel=1e-9
+            )
             resumed_log = log[interrupt_after:]
-            assert metrics[file]["training_loss"] == pytest.approx(_training_loss(resumed_log, epoch, batches), rel=1e-9)
+            assert metrics[file]["training_loss"] == pytest.approx(
+                _training_loss(resumed_log, epoch, batches), rel=1e-9
+            )
 
 
 def test_without_exact_resume_the_resumed_run_ends_elsewhere(tmp_path, straight_runs):
     """What AllenNLP's trainer alone gives (why `exact_resume` is in the shipped configs)."""
     straight_log, straight_weights, straight_metrics = straight_runs["bilm_tiny"]
     log = _interrupted_and_resumed(BILM_TINY, tmp_path / "run", 14, exact_resume=False)
-    assert [line.split()[:3] for line in log[14:]] == [line.split()[:3] for line in straight_log[13:]]
+    assert [line.split()[:3] for line in log[14:]] == [
+        line.split()[:3] for line in straight_log[13:]
+    ]
     assert log[14:] != straight_log[13:]  # the same data, other dropout masks and samples
     assert _metrics(tmp_path / "run")["metrics.json"]["best_validation_perplexity"] != (
         straight_metrics["metrics.json"]["best_validation_perplexity"]
@@ -192,9 +243,16 @@ def test_with_elmo_caches_a_resumed_run_ends_equal_to_float_rounding(tmp_path, s
     weights = _weights(tmp_path / "run")
     for file, state in straight_weights.items():
         for parameter, value in state.items():
-            assert torch.allclose(value, weights[file][parameter], rtol=0, atol=1e-6), (file, parameter)
+            assert torch.allclose(value, weights[file][parameter], rtol=0, atol=1e-6), (
+                file,
+                parameter,
+            )
     expected = straight_metrics["metrics.json"]
     metrics = _metrics(tmp_path / "run")["metrics.json"]
-    for key in ("best_epoch", "best_validation_f1-measure-overall", "validation_f1-measure-overall"):
+    for key in (
+        "best_epoch",
+        "best_validation_f1-measure-overall",
+        "validation_f1-measure-overall",
+    ):
         assert metrics[key] == expected[key], key
     assert metrics["validation_loss"] == pytest.approx(expected["validation_loss"], rel=1e-5)

@@ -1,5 +1,6 @@
 """`allennlp train` with the plugin writes `model.tar.gz` whole (a kill or Ctrl-C while it is
 written leaves no truncated archive), and `--recover` of a finished run keeps its metrics.json."""
+
 import json
 import os
 import tarfile
@@ -13,8 +14,14 @@ from tests.lm.conftest import TINY_BILM, one_file_corpus, run_allennlp
 
 CONFIG = "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet"
 SENTENCES = "fixtures/lm/sentences.txt"
-OVERRIDES = json.dumps({**one_file_corpus(SENTENCES), "model.bilm": TINY_BILM, "model.num_samples": 50,
-                        "trainer.num_epochs": 1})
+OVERRIDES = json.dumps(
+    {
+        **one_file_corpus(SENTENCES),
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 50,
+        "trainer.num_epochs": 1,
+    }
+)
 
 
 def test_an_interrupted_archive_leaves_none_and_recover_keeps_the_metrics(tmp_path):

@@ -1,4 +1,5 @@
 """Overrides that shrink the NER configs to one quick epoch on the fixtures."""
+
 WORD_DIM, NUM_FILTERS = 8, 8
 SMALL = {
     "train_data_path": "fixtures/ner/train.txt",

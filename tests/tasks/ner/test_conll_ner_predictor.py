@@ -1,6 +1,5 @@
 """What `conll_ner` keeps over AllenNLP's `sentence_tagger`: it loads no spaCy model, and has
 no `predictions_to_labeled_instances` that `bilstm_crf_tagger` cannot run."""
-from pathlib import Path
 
 import pytest
 import spacy
@@ -10,8 +9,9 @@ from allennlp.models import Model
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from elmo_plugin.tasks.ner.predictors import ConllNerPredictor
+from tests import paths
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "ner"
+FIXTURES = paths.FIXTURES / "ner"
 SENTENCE = "Peter Blackburn lives in Brussels."
 
 

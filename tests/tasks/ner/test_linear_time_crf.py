@@ -1,4 +1,5 @@
 """`LinearTimeCrf`: AllenNLP's CRF likelihood, with a backward pass linear in the length."""
+
 import pytest
 import torch
 from allennlp.modules import ConditionalRandomField
@@ -6,7 +7,17 @@ from allennlp.modules.conditional_random_field import allowed_transitions
 
 from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
 
-LABELS = {0: "O", 1: "B-PER", 2: "I-PER", 3: "L-PER", 4: "U-PER", 5: "B-LOC", 6: "I-LOC", 7: "L-LOC", 8: "U-LOC"}
+LABELS = {
+    0: "O",
+    1: "B-PER",
+    2: "I-PER",
+    3: "L-PER",
+    4: "U-PER",
+    5: "B-LOC",
+    6: "I-LOC",
+    7: "L-LOC",
+    8: "U-LOC",
+}
 
 
 def _crfs(include_start_end: bool):
@@ -14,7 +25,9 @@ def _crfs(include_start_end: bool):
     ours = LinearTimeCrf(len(LABELS), allowed_transitions("BIOUL", LABELS), include_start_end)
     for parameter in ours.parameters():
         torch.nn.init.normal_(parameter)
-    theirs = ConditionalRandomField(len(LABELS), allowed_transitions("BIOUL", LABELS), include_start_end)
+    theirs = ConditionalRandomField(
+        len(LABELS), allowed_transitions("BIOUL", LABELS), include_start_end
+    )
     theirs.load_state_dict(ours.state_dict())
     return ours, theirs
 
@@ -56,6 +69,8 @@ def test_backward_work_grows_linearly_with_the_length():
     ours_short, ours_long = _zero_filled_elements(ours, 200), _zero_filled_elements(ours, 400)
     assert ours_long <= 2.5 * max(ours_short, 1)
     # AllenNLP's: a full-size zero tensor per step, four times the work for twice the length.
-    theirs_short, theirs_long = _zero_filled_elements(theirs, 200), _zero_filled_elements(theirs, 400)
+    theirs_short, theirs_long = _zero_filled_elements(theirs, 200), _zero_filled_elements(
+        theirs, 400
+    )
     assert theirs_long > 3.5 * theirs_short
     assert theirs_long > 20 * max(ours_long, 1)

@@ -1,6 +1,5 @@
 import copy
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,12 +10,12 @@ from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to
 from allennlp.models import Model
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from tests.paths import FIXTURES, TRAINING_CONFIGS
 
-ROOT = Path(__file__).parents[3]
 ELMO_EMBEDDER = {
     "type": "elmo",
-    "options_file": str(ROOT / "fixtures/elmo/options.json"),
-    "weight_file": str(ROOT / "fixtures/elmo/lm_weights.hdf5"),
+    "options_file": str(FIXTURES / "elmo/options.json"),
+    "weight_file": str(FIXTURES / "elmo/lm_weights.hdf5"),
     "dropout": 0.0,
 }
 INDEXERS = {"tokens": {"type": "single_id"}, "elmo": {"type": "elmo_characters"}}
@@ -24,9 +23,14 @@ INDEXERS = {"tokens": {"type": "single_id"}, "elmo": {"type": "elmo_characters"}
 
 def read(tag_scheme="BIOUL", indexers=None):
     reader = Conll2003NerReader.from_params(
-        Params({"tag_scheme": tag_scheme, "token_indexers": indexers or {"tokens": {"type": "single_id"}}})
+        Params(
+            {
+                "tag_scheme": tag_scheme,
+                "token_indexers": indexers or {"tokens": {"type": "single_id"}},
+            }
+        )
     )
-    instances = list(reader.read(ROOT / "fixtures/ner/train.txt"))
+    instances = list(reader.read(FIXTURES / "ner/train.txt"))
     for instance in instances:
         reader.apply_token_indexers(instance)
     return instances
@@ -40,7 +44,12 @@ def build(vocab, label_encoding="BIOUL", with_elmo=False, **extra):
         "type": "bilstm_crf_tagger",
         "label_encoding": label_encoding,
         "text_field_embedder": {"token_embedders": embedders},
-        "encoder": {"type": "lstm", "input_size": 6 + (32 if with_elmo else 0), "hidden_size": 5, "bidirectional": True},
+        "encoder": {
+            "type": "lstm",
+            "input_size": 6 + (32 if with_elmo else 0),
+            "hidden_size": 5,
+            "bidirectional": True,
+        },
         "dropout": 0.0,
         **extra,
     }
@@ -116,7 +125,9 @@ def test_spans_of_the_decoded_tags():
         {"label": "LOC", "start": 3, "end": 3, "text": "Brussels"},
         {"label": "ORG", "start": 5, "end": 7, "text": "the European Commission"},
     ]
-    spans_without_text = [(s["label"], (s["start"], s["end"])) for s in model.entity_spans(tags, None)]
+    spans_without_text = [
+        (s["label"], (s["start"], s["end"])) for s in model.entity_spans(tags, None)
+    ]
     assert sorted(bioul_tags_to_spans(tags)) == sorted(spans_without_text)
 
 
@@ -170,16 +181,20 @@ def test_elmo_layer_weights_are_in_the_metrics():
     assert metrics["_elmo_mix0_gamma"] == pytest.approx(1.0)
     mix = model.text_field_embedder.token_embedder_elmo.elmo.scalar_mixes[0]
     assert mix.scalar_parameters.grad is not None
-    assert not any(key.startswith("_elmo") for key in build(Vocabulary.from_instances(read())).get_metrics())
+    assert not any(
+        key.startswith("_elmo") for key in build(Vocabulary.from_instances(read())).get_metrics()
+    )
 
 
 def test_elmo_config_regularizes_the_layer_weights():
-    params = Params.from_file(str(ROOT / "elmo_plugin/training_configs/ner/ner_elmo.jsonnet"))
+    params = Params.from_file(str(TRAINING_CONFIGS / "ner/ner_elmo.jsonnet"))
     model_params = params.pop("model").as_dict()
     model_params["text_field_embedder"]["token_embedders"] = {"elmo": copy.deepcopy(ELMO_EMBEDDER)}
     model_params["encoder"].update(input_size=32, hidden_size=4, num_layers=1)
     instances = read(indexers=INDEXERS)
-    model = Model.from_params(vocab=Vocabulary.from_instances(instances), params=Params(model_params))
+    model = Model.from_params(
+        vocab=Vocabulary.from_instances(instances), params=Params(model_params)
+    )
     mix = model.text_field_embedder.token_embedder_elmo.elmo.scalar_mixes[0]
     with torch.no_grad():
         mix.scalar_parameters.copy_(torch.tensor([1.0, -2.0, 3.0]))

@@ -6,8 +6,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from tests import paths
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "ner"
+FIXTURES = paths.FIXTURES / "ner"
 
 # A hand-worked example: single-token entities, a three-token entity, and IOB1's B- (an
 # entity directly after another of the same type).
@@ -50,7 +51,13 @@ def write(tmp_path: Path, text: str) -> str:
 def test_iob1_tags_are_recoded_to_the_scheme(tmp_path, scheme):
     instances = list(Conll2003NerReader(tag_scheme=scheme).read(write(tmp_path, EXAMPLE)))
     assert [instance["tags"].labels for instance in instances] == EXPECTED[scheme]
-    assert [t.text for t in instances[0]["tokens"].tokens] == ["EU", "rejects", "German", "call", "."]
+    assert [t.text for t in instances[0]["tokens"].tokens] == [
+        "EU",
+        "rejects",
+        "German",
+        "call",
+        ".",
+    ]
     assert instances[1]["metadata"]["words"][:2] == ["Peter", "Blackburn"]
 
 
@@ -79,7 +86,10 @@ def test_the_options_of_allennlps_conll2003_reader_are_refused(key, value):
 
 def test_reads_the_fixture_slices_of_each_split():
     reader = Conll2003NerReader()
-    counts = {split: len(list(reader.read(FIXTURES / f"{split}.txt"))) for split in ("train", "dev", "test")}
+    counts = {
+        split: len(list(reader.read(FIXTURES / f"{split}.txt")))
+        for split in ("train", "dev", "test")
+    }
     assert counts == {"train": 21, "dev": 13, "test": 5}
 
 
@@ -89,7 +99,10 @@ def test_builds_from_config_with_the_token_indexers_asked():
             {
                 "type": "conll2003_ner",
                 "tag_scheme": "BIO",
-                "token_indexers": {"tokens": {"type": "single_id"}, "elmo": {"type": "elmo_characters"}},
+                "token_indexers": {
+                    "tokens": {"type": "single_id"},
+                    "elmo": {"type": "elmo_characters"},
+                },
             }
         )
     )
@@ -137,17 +150,24 @@ def test_unknown_tag_scheme_is_a_configuration_error():
         Conll2003NerReader(tag_scheme="IOBES")
 
 
-def test_a_sentence_over_the_maximum_length_is_split_with_a_warning_naming_file_and_line(tmp_path, caplog):
+def test_a_sentence_over_the_maximum_length_is_split_with_a_warning_naming_file_and_line(
+    tmp_path, caplog
+):
     from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 
     conll = tmp_path / "no_blank_lines.txt"
-    rows = ["-DOCSTART- -X- -X- O", ""] + [f"w{i} NN I-NP {'I-PER' if i % 7 else 'O'}" for i in range(1200)]
+    rows = ["-DOCSTART- -X- -X- O", ""] + [
+        f"w{i} NN I-NP {'I-PER' if i % 7 else 'O'}" for i in range(1200)
+    ]
     conll.write_text("\n".join(rows) + "\n")
     with caplog.at_level("WARNING"):
         instances = list(Conll2003NerReader().read(str(conll)))
     assert [len(i["tokens"]) for i in instances] == [512, 512, 176]
     assert [t.text for i in instances for t in i["tokens"]] == [f"w{i}" for i in range(1200)]
-    assert "no_blank_lines.txt, line 3: a sentence of 1200 tokens, over the maximum of 512" in caplog.text
+    assert (
+        "no_blank_lines.txt, line 3: a sentence of 1200 tokens, over the maximum of 512"
+        in caplog.text
+    )
     assert instances[1]["tags"].labels[0] != "I-PER"  # each piece recoded on its own: valid BIOUL
     whole = list(Conll2003NerReader(max_sentence_length=None).read(str(conll)))
     assert [len(i["tokens"]) for i in whole] == [1200]

@@ -9,15 +9,14 @@ from PIL import Image
 from allennlp.commands import main
 
 import elmo_plugin.tasks.ner  # noqa: F401
+from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
-
-ROOT = Path(__file__).parents[3]
 
 
 def train(config: str, serialization_dir: Path) -> dict:
     """Small sizes; the model sizes its encoder from the embedders."""
-    _, metrics = train_config(ROOT / "elmo_plugin/training_configs/ner" / config, serialization_dir, SMALL)
+    _, metrics = train_config(TRAINING_CONFIGS / "ner" / config, serialization_dir, SMALL)
     return metrics
 
 
@@ -31,7 +30,9 @@ def predict(archive: Path, tmp_path: Path, monkeypatch) -> list:
     )
     output = tmp_path / "predictions.jsonl"
     argv = ["allennlp", "predict", str(archive), str(inputs), "--output-file", str(output)]
-    monkeypatch.setattr(sys, "argv", argv + ["--include-package", "elmo_plugin.tasks.ner", "--silent"])
+    monkeypatch.setattr(
+        sys, "argv", argv + ["--include-package", "elmo_plugin.tasks.ner", "--silent"]
+    )
     main()
     return [json.loads(line) for line in output.read_text().splitlines()]
 
@@ -44,7 +45,17 @@ def check_metrics(metrics: dict) -> None:
 
 def check_predictions(predictions: list) -> None:
     first, second = predictions
-    assert first["tokens"] == ["Peter", "Blackburn", "of", "the", "European", "Commission", "visited", "Brussels", "."]
+    assert first["tokens"] == [
+        "Peter",
+        "Blackburn",
+        "of",
+        "the",
+        "European",
+        "Commission",
+        "visited",
+        "Brussels",
+        ".",
+    ]
     assert second["tokens"] == ["EU", "rejects", "German", "call"]
     for prediction in predictions:
         assert sorted(prediction) == ["spans", "tags", "tokens"]
@@ -73,10 +84,13 @@ def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypa
     check_predictions(predict(run / "model.tar.gz", tmp_path, monkeypatch))
 
     plot = tmp_path / "weights.png"
-    script = ROOT / "experiments/plot_layer_weights.py"
+    script = PROJECT_ROOT / "experiments/plot_layer_weights.py"
     inputs = [f"ner={run}", f"ner_archive={run / 'model.tar.gz'}"]
     table = subprocess.run(
-        [sys.executable, str(script), *inputs, "-o", str(plot)], check=True, capture_output=True, text=True
+        [sys.executable, str(script), *inputs, "-o", str(plot)],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.splitlines()
     # The last epoch was the best, so the archive holds the weights its metrics logged.
     from_metrics, from_archive = table[2].split("|")[2:-1], table[3].split("|")[2:-1]
@@ -85,16 +99,20 @@ def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypa
 
 
 def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
-    """elmo_plugin/training_configs/common/embeddings.libsonnet: with Embedding's default namespace the
-    table had a row per word, and a sample with fewer words than characters crashed."""
+    """elmo_plugin/training_configs/common/embeddings.libsonnet: with Embedding's default
+    namespace the table had a row per word, and a sample with fewer words than characters
+    crashed."""
     from allennlp.common import Params
     from allennlp.data import Vocabulary
     from allennlp.models import Model
 
-    params = Params.from_file(str(ROOT / "elmo_plugin/training_configs/ner/ner_baseline.jsonnet"))
+    params = Params.from_file(str(TRAINING_CONFIGS / "ner/ner_baseline.jsonnet"))
     vocab = Vocabulary(
-        tokens_to_add={"tokens": ["a", "b"], "token_characters": list("abcdefghijklmnopqrstuvwxyz"),
-                       "labels": ["O", "B-PER", "I-PER"]}
+        tokens_to_add={
+            "tokens": ["a", "b"],
+            "token_characters": list("abcdefghijklmnopqrstuvwxyz"),
+            "labels": ["O", "B-PER", "I-PER"],
+        }
     )
     model = Model.from_params(vocab=vocab, params=params.pop("model"))
     characters = model.text_field_embedder._token_embedders["token_characters"]._embedding._module

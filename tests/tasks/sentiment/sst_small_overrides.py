@@ -1,9 +1,9 @@
 """Overrides that shrink the SST configs to one quick epoch on the fixtures; none of the
 sizes depends on the biLM."""
 
-from pathlib import Path
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sst"
+FIXTURES = paths.FIXTURES / "sst"
 WORD_DIM, NUM_FILTERS, PRE_ENCODE, HIDDEN = 100, 64, 6, 5  # the configs' word and character sizes
 SMALL = {
     "train_data_path": str(FIXTURES / "train.txt"),

@@ -3,7 +3,6 @@ integrator's output from one biLM run, sizes set by the model, clear errors."""
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,6 +14,7 @@ from allennlp.models import Model
 
 import elmo_plugin.tasks.sentiment  # noqa: F401
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import (
     FIXTURES,
     HIDDEN,
@@ -25,7 +25,7 @@ from tests.tasks.sentiment.sst_small_overrides import (
 )
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files
 
-CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "sentiment"
+CONFIGS = TRAINING_CONFIGS / "sentiment"
 ELMO_CONFIG = CONFIGS / "sst_elmo.jsonnet"
 ELMO_DIM = 32  # the fixture biLM's
 SMALL_WITH_FIXTURE_BILM = {**SMALL, **bilm_files("model.elmo", FIXTURE_BILM)}

@@ -19,9 +19,10 @@ from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES, SMALL
 
-CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "sentiment"
+CONFIGS = TRAINING_CONFIGS / "sentiment"
 LABELS = {"0", "1", "2", "3", "4"}
 NUM_ELMO_PLACES = {"sst_baseline": 0, "sst_elmo": 2}
 

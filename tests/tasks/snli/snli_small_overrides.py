@@ -1,8 +1,9 @@
 """Overrides that shrink the SNLI configs to one quick epoch on the fixtures; none of the
 sizes depends on the biLM."""
-from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "snli"
+from tests import paths
+
+FIXTURES = paths.FIXTURES / "snli"
 WORD_DIM, NUM_FILTERS, HIDDEN = 100, 64, 8  # the configs' word and character sizes
 SMALL = {
     "train_data_path": str(FIXTURES / "train.jsonl"),

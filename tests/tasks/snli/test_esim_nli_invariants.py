@@ -1,5 +1,6 @@
 """ModelTestCase invariants of `esim_nli` as the SNLI configs build it: without ELMo and with
 ELMo at the input, the output and both."""
+
 import elmo_plugin.tasks.snli  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL

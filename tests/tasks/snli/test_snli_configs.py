@@ -3,6 +3,7 @@ Every SNLI config trains for one epoch on the fixtures (through `train_model_fro
 `allennlp train` runs), with the sizes shrunk; `allennlp evaluate` and `allennlp predict` then
 run on an archive.
 """
+
 import contextlib
 import json
 import math
@@ -24,9 +25,10 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 
-CONFIGS = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "snli"
+CONFIGS = TRAINING_CONFIGS / "snli"
 LABELS = {"entailment", "neutral", "contradiction"}
 ELMO_PLACES = {
     "snli_baseline": (False, False),
@@ -39,7 +41,9 @@ ELMO_PLACES = {
 def shrinking_overrides(config_path: Path) -> dict:
     # The model sets the input sizes of its encoders and feedforwards itself.
     model = json.loads(_jsonnet.evaluate_file(str(config_path)))["model"]
-    assert "input_size" not in model["encoder"] and "input_dim" not in model["projection_feedforward"]
+    assert (
+        "input_size" not in model["encoder"] and "input_dim" not in model["projection_feedforward"]
+    )
     assert "input_size" not in model["inference_encoder"]
     assert "input_dim" not in model["output_feedforward"]
     return SMALL
@@ -98,7 +102,9 @@ def test_config_trains_one_epoch_and_evaluates_on_test(train, name):
 def test_allennlp_evaluate_on_the_archive(train, tmp_path):
     archive = train("snli_elmo_input_output") / "model.tar.gz"
     output = tmp_path / "metrics.json"
-    run_allennlp("evaluate", str(archive), str(FIXTURES / "test.jsonl"), "--output-file", str(output))
+    run_allennlp(
+        "evaluate", str(archive), str(FIXTURES / "test.jsonl"), "--output-file", str(output)
+    )
     metrics = json.loads(output.read_text())
     assert 0.0 <= metrics["accuracy"] <= 1.0
     assert math.isfinite(metrics["loss"])
@@ -109,8 +115,12 @@ def test_allennlp_predict_on_the_archive(train, tmp_path):
     archive = train("snli_elmo_input_output") / "model.tar.gz"
     output = tmp_path / "predictions.jsonl"
     run_allennlp(
-        "predict", str(archive), str(FIXTURES / "predict_input.jsonl"),
-        "--output-file", str(output), "--silent",
+        "predict",
+        str(archive),
+        str(FIXTURES / "predict_input.jsonl"),
+        "--output-file",
+        str(output),
+        "--silent",
     )
     predictions = [json.loads(line) for line in output.read_text().splitlines()]
     assert len(predictions) == 2  # one with premise/hypothesis keys, one with sentence1/sentence2
@@ -119,7 +129,9 @@ def test_allennlp_predict_on_the_archive(train, tmp_path):
         assert prediction["label"] in LABELS
         assert set(prediction["probabilities"]) == LABELS
         assert sum(prediction["probabilities"].values()) == pytest.approx(1.0, abs=1e-5)
-        assert prediction["probabilities"][prediction["label"]] == pytest.approx(max(prediction["label_probs"]))
+        assert prediction["probabilities"][prediction["label"]] == pytest.approx(
+            max(prediction["label_probs"])
+        )
 
 
 def test_predictor_from_the_archive(train):
@@ -128,10 +140,15 @@ def test_predictor_from_the_archive(train):
     prediction = predictor.predict("A dog runs in the park .", "An animal is outside .")
     assert prediction["label"] in LABELS
     batch = predictor.predict_batch_json(
-        [{"sentence1": "A dog runs .", "sentence2": "A cat sleeps ."}, {"premise": "A b .", "hypothesis": "C ."}]
+        [
+            {"sentence1": "A dog runs .", "sentence2": "A cat sleeps ."},
+            {"premise": "A b .", "hypothesis": "C ."},
+        ]
     )
     assert [len(p["label_probs"]) for p in batch] == [3, 3]
-    with pytest.raises(ConfigurationError, match=r"expected one of the keys \['hypothesis', 'sentence2'\]"):
+    with pytest.raises(
+        ConfigurationError, match=r"expected one of the keys \['hypothesis', 'sentence2'\]"
+    ):
         predictor.predict_json({"premise": "A dog runs ."})
 
 
@@ -162,6 +179,7 @@ def test_a_10000_token_premise_does_not_stall_a_tiny_training_run(tmp_path):
 @contextlib.contextmanager
 def time_limit(seconds: int):
     """Fails the test with TimeoutError after `seconds` instead of letting it hang."""
+
     def expire(signum, frame):
         raise TimeoutError(f"still running after {seconds} s")
 

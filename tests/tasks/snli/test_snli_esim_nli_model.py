@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -9,18 +7,24 @@ from allennlp.modules import FeedForward
 from allennlp.modules.seq2seq_encoders import LstmSeq2SeqEncoder
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
+from allennlp.nn import Activation
 
 from elmo_plugin.elmo import Elmo
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.snli.models import EsimNli
+from tests import paths
 
-ROOT = Path(__file__).parents[3]
-FIXTURES = ROOT / "fixtures" / "snli"
-OPTIONS = str(ROOT / "fixtures" / "elmo" / "options.json")
-WEIGHTS = str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5")
+FIXTURES = paths.FIXTURES / "snli"
+OPTIONS = str(paths.FIXTURES / "elmo" / "options.json")
+WEIGHTS = str(paths.FIXTURES / "elmo" / "lm_weights.hdf5")
 ELMO_DIM = 32
 WORD_DIM, HIDDEN = 6, 5
-VARIANTS = {"baseline": (False, False), "input": (True, False), "output": (False, True), "input_output": (True, True)}
+VARIANTS = {
+    "baseline": (False, False),
+    "input": (True, False),
+    "output": (False, True),
+    "input_output": (True, True),
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +42,11 @@ def batch_and_vocab():
 def build_model(vocab, use_input_elmo, use_output_elmo, num_representations=None) -> EsimNli:
     num_places = int(use_input_elmo) + int(use_output_elmo)
     num_representations = num_representations or num_places
-    elmo = Elmo(OPTIONS, WEIGHTS, num_output_representations=num_representations, dropout=0.0) if num_representations else None
+    elmo = (
+        Elmo(OPTIONS, WEIGHTS, num_output_representations=num_representations, dropout=0.0)
+        if num_representations
+        else None
+    )
     embedder = BasicTextFieldEmbedder(
         {"tokens": Embedding(embedding_dim=WORD_DIM, num_embeddings=vocab.get_vocab_size("tokens"))}
     )
@@ -46,10 +54,12 @@ def build_model(vocab, use_input_elmo, use_output_elmo, num_representations=None
     return EsimNli(
         vocab,
         embedder,
-        LstmSeq2SeqEncoder(WORD_DIM + (ELMO_DIM if use_input_elmo else 0), HIDDEN, bidirectional=True),
-        FeedForward(4 * encoding_dim, 1, HIDDEN, torch.nn.ReLU()),
+        LstmSeq2SeqEncoder(
+            WORD_DIM + (ELMO_DIM if use_input_elmo else 0), HIDDEN, bidirectional=True
+        ),
+        FeedForward(4 * encoding_dim, 1, HIDDEN, Activation.by_name("relu")()),
         LstmSeq2SeqEncoder(HIDDEN, HIDDEN, bidirectional=True),
-        FeedForward(8 * HIDDEN, 1, HIDDEN, torch.nn.Tanh()),
+        FeedForward(8 * HIDDEN, 1, HIDDEN, Activation.by_name("tanh")()),
         elmo=elmo,
         use_input_elmo=use_input_elmo,
         use_output_elmo=use_output_elmo,
@@ -76,7 +86,11 @@ def test_forward_shapes_loss_and_metrics(batch_and_vocab, variant):
     tensors, vocab = batch_and_vocab
     model = build_model(vocab, *VARIANTS[variant])
     if variant == "baseline":  # a baseline config has no elmo indexer
-        tensors = {**tensors, "premise": without_elmo(tensors["premise"]), "hypothesis": without_elmo(tensors["hypothesis"])}
+        tensors = {
+            **tensors,
+            "premise": without_elmo(tensors["premise"]),
+            "hypothesis": without_elmo(tensors["hypothesis"]),
+        }
     output = model(**tensors)
     assert output["label_logits"].shape == (7, 3)
     assert torch.allclose(output["label_probs"].sum(-1), torch.ones(7))
@@ -91,7 +105,9 @@ def test_forward_shapes_loss_and_metrics(batch_and_vocab, variant):
 
 
 @pytest.mark.parametrize("variant", ["input", "output", "input_output"])
-def test_every_elmo_representation_reaches_the_loss_from_one_bilm_run_per_sentence(batch_and_vocab, variant):
+def test_every_elmo_representation_reaches_the_loss_from_one_bilm_run_per_sentence(
+    batch_and_vocab, variant
+):
     tensors, vocab = batch_and_vocab
     model = build_model(vocab, *VARIANTS[variant])
     bilm_runs = []
@@ -116,7 +132,9 @@ def test_human_readable_output_names_the_predicted_label(batch_and_vocab):
     tensors, vocab = batch_and_vocab
     model = build_model(vocab, True, True).eval()
     readable = model.make_output_human_readable(model(**tensors))
-    for label, probabilities, probs in zip(readable["label"], readable["probabilities"], readable["label_probs"]):
+    for label, probabilities, probs in zip(
+        readable["label"], readable["probabilities"], readable["label_probs"]
+    ):
         assert set(probabilities) == {"entailment", "neutral", "contradiction"}
         assert probabilities[label] == pytest.approx(float(probs.max()))
 
@@ -129,7 +147,9 @@ def test_elmo_places_must_match_the_elmo_module(batch_and_vocab):
 
 def test_elmo_representation_count_must_match_the_places(batch_and_vocab):
     _, vocab = batch_and_vocab
-    with pytest.raises(ConfigurationError, match="num_output_representations is 2 but 1 ELMo places"):
+    with pytest.raises(
+        ConfigurationError, match="num_output_representations is 2 but 1 ELMo places"
+    ):
         build_model(vocab, True, False, num_representations=2)
 
 

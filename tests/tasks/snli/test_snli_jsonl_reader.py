@@ -8,13 +8,16 @@ from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
+from tests import paths
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "snli"
-SHARED_SPLIT = Path(__file__).parents[4] / "shared" / "data" / "snli_1.0" / "split"
+FIXTURES = paths.FIXTURES / "snli"
+SHARED_SPLIT = paths.SHARED_DATA / "snli_1.0" / "split"
 
 
 def write_lines(path: Path, lines) -> str:
-    path.write_bytes(b"".join(line if isinstance(line, bytes) else line.encode() + b"\n" for line in lines))
+    path.write_bytes(
+        b"".join(line if isinstance(line, bytes) else line.encode() + b"\n" for line in lines)
+    )
     return str(path)
 
 
@@ -70,8 +73,14 @@ def test_configured_indexers_include_elmo_characters():
         ('{"gold_label": "neutral", "sentence1": "A b .",', "expected one JSON object a line"),
         ('["neutral", "A b .", "C d ."]', "expected a JSON object, got list"),
         ('{"gold_label": "neutral", "sentence1": "A b ."}', 'missing field "sentence2"'),
-        ('{"gold_label": "neutral", "sentence1": 3, "sentence2": "C ."}', '"sentence1" should be a string'),
-        ('{"gold_label": "neutral", "sentence1": "  ", "sentence2": "C ."}', "sentence1: expected a sentence"),
+        (
+            '{"gold_label": "neutral", "sentence1": 3, "sentence2": "C ."}',
+            '"sentence1" should be a string',
+        ),
+        (
+            '{"gold_label": "neutral", "sentence1": "  ", "sentence2": "C ."}',
+            "sentence1: expected a sentence",
+        ),
         (b'{"gold_label": "neutral", "sentence1": "caf\xe9", "sentence2": "C ."}\n', "not UTF-8"),
     ],
 )

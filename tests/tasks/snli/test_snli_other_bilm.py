@@ -3,18 +3,19 @@ Switching an SNLI config to a biLM of another output size takes an override of t
 module's files only: the model sizes its input encoder and `projection_feedforward` from the
 embedders and the ELMo module.
 """
+
 import math
-from pathlib import Path
 
 import pytest
 from allennlp.data import Vocabulary
 
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import HIDDEN, NUM_FILTERS, SMALL, WORD_DIM
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files
 
-CONFIG = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "snli" / "snli_elmo_input_output.jsonnet"
+CONFIG = TRAINING_CONFIGS / "snli" / "snli_elmo_input_output.jsonnet"
 # The fixture biLM (output size 32), whatever biLM the configs default to.
 SMALL_WITH_FIXTURE_BILM = {**SMALL, **bilm_files("model.elmo", FIXTURE_BILM)}
 

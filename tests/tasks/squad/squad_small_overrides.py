@@ -1,8 +1,9 @@
 """Overrides that shrink the SQuAD configs to one quick epoch on the fixture; none of the
 sizes depends on the biLM."""
-from pathlib import Path
 
-FIXTURE = str(Path(__file__).resolve().parents[3] / "fixtures" / "squad" / "tiny_train.json")
+from tests.paths import FIXTURES
+
+FIXTURE = str(FIXTURES / "squad" / "tiny_train.json")
 EMBEDDERS = "model.text_field_embedder.token_embedders"
 WORD_DIM, NUM_FILTERS, HIDDEN = 8, 8, 6
 SMALL = {

@@ -1,5 +1,4 @@
 import copy
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,12 +10,12 @@ from allennlp.models import Model
 
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.squad.models import BidafRc
+from tests.paths import FIXTURES
 
-ROOT = Path(__file__).parents[3]
-FIXTURE = str(ROOT / "fixtures" / "squad" / "tiny_train.json")
+FIXTURE = str(FIXTURES / "squad" / "tiny_train.json")
 ELMO = {
-    "options_file": str(ROOT / "fixtures" / "elmo" / "options.json"),
-    "weight_file": str(ROOT / "fixtures" / "elmo" / "lm_weights.hdf5"),
+    "options_file": str(FIXTURES / "elmo" / "options.json"),
+    "weight_file": str(FIXTURES / "elmo" / "lm_weights.hdf5"),
     "dropout": 0.0,
 }
 ELMO_DIM = 32
@@ -37,7 +36,9 @@ def model_params(mixes=0, use_input=False, use_output=False, **extra):
     lstm = {"type": "lstm", "hidden_size": HIDDEN, "bidirectional": True}
     params = {
         "type": "bidaf_rc",
-        "text_field_embedder": {"token_embedders": {"tokens": {"type": "embedding", "embedding_dim": 6}}},
+        "text_field_embedder": {
+            "token_embedders": {"tokens": {"type": "embedding", "embedding_dim": 6}}
+        },
         "phrase_layer": lstm,
         "modeling_layer": lstm,
         "span_end_encoder": lstm,
@@ -97,7 +98,9 @@ def test_elmo_at_the_output_only_leaves_the_input_alone(data):
         (1, False, False, "num_output_representations is 1 but 0 ELMo places"),
     ],
 )
-def test_inconsistent_elmo_settings_are_configuration_errors(data, mixes, use_input, use_output, message):
+def test_inconsistent_elmo_settings_are_configuration_errors(
+    data, mixes, use_input, use_output, message
+):
     with pytest.raises(ConfigurationError) as error:
         Model.from_params(vocab=data[1], params=model_params(mixes, use_input, use_output))
     assert message in str(error.value)
@@ -151,7 +154,10 @@ def test_decoded_answers_are_passage_substrings_within_the_length_limit(data):
     model = Model.from_params(vocab=vocab, params=model_params(max_span_length=3))
     output = model(**tensors(instances, vocab))
     for (start, end), (first, last), answer, meta in zip(
-        output["best_span_chars"], output["best_span"].tolist(), output["best_span_str"], [i["metadata"] for i in instances[:4]]
+        output["best_span_chars"],
+        output["best_span"].tolist(),
+        output["best_span_str"],
+        [i["metadata"] for i in instances[:4]],
     ):
         assert answer == meta["passage"][start:end]
         assert 0 <= first <= last <= first + 2

@@ -52,6 +52,7 @@ def test_agrees_with_the_squad_tools_of_allennlp_models_except_on_empty_answers(
     # allennlp-models packages the SQuAD 2.0 script: same normalisation and scores, except
     # that two empty answers get F1 1 there and 0 in v1.1.
     import allennlp_models.rc.tools.squad as tools
+
     cases = [case for case in HAND_WORKED if normalize_answer(case[0])] + [
         ("1,230 km (760 mi)", ["1,230 km", "760 mi"], None, None),
         ("Beyoncé's father", ["her father Mathew Knowles", "Beyonce's father"], None, None),

@@ -3,17 +3,18 @@ Switching a SQuAD config to a biLM of another output size takes an override of t
 module's files only: the model sizes `phrase_layer` and `modeling_layer` from the embedders
 and the ELMo module.
 """
+
 import math
-from pathlib import Path
 
 import pytest
 from allennlp.data import Vocabulary
 
 import elmo_plugin.tasks.squad  # noqa: F401
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.squad.squad_small_overrides import HIDDEN, NUM_FILTERS, SMALL, WORD_DIM
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files
 
-CONFIG = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "squad" / "squad_elmo_input_output.jsonnet"
+CONFIG = TRAINING_CONFIGS / "squad" / "squad_elmo_input_output.jsonnet"
 # The fixture biLM (output size 32), whatever biLM the configs default to.
 SMALL_WITH_FIXTURE_BILM = {**SMALL, **bilm_files("model.elmo", FIXTURE_BILM)}
 
@@ -35,4 +36,6 @@ def test_elmo_config_trains_with_another_bilm_from_the_elmo_files_alone(
 )
 def test_an_input_size_given_in_the_config_must_match_the_elmo_module(module, right):
     # The right sizes are those of the fixture biLM, whose output size is 32.
-    assert_input_size_must_match(CONFIG, SMALL_WITH_FIXTURE_BILM, Vocabulary(), module, "input_size", right)
+    assert_input_size_must_match(
+        CONFIG, SMALL_WITH_FIXTURE_BILM, Vocabulary(), module, "input_size", right
+    )

@@ -1,7 +1,6 @@
 import json
 import logging
 import re
-from pathlib import Path
 
 import pytest
 from allennlp.common import Params
@@ -10,16 +9,20 @@ from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
+from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 
-FIXTURE = Path(__file__).parents[3] / "fixtures" / "squad" / "tiny_train.json"
-SHARED_TRAIN = Path(__file__).parents[3] / ".." / "shared" / "data" / "squad1.1" / "split" / "train.json"
+FIXTURE = FIXTURES / "squad" / "tiny_train.json"
+SHARED_TRAIN = SHARED_DATA / "squad1.1" / "split" / "train.json"
 
 PASSAGE = "The Broncos beat the Panthers 24–10 in Santa Clara, California."
 
 
 def squad_file(tmp_path, qas, context=PASSAGE, title="Tiny"):
     path = tmp_path / "squad.json"
-    data = {"version": "1.1", "data": [{"title": title, "paragraphs": [{"context": context, "qas": qas}]}]}
+    data = {
+        "version": "1.1",
+        "data": [{"title": title, "paragraphs": [{"context": context, "qas": qas}]}],
+    }
     path.write_text(json.dumps(data), encoding="utf-8")
     return str(path)
 
@@ -43,8 +46,19 @@ def test_tokenizer_keeps_offsets_and_splits_dashes_and_brackets():
     text = "Jerusalem.[citation needed] 1249–1314 self-governed  U.S."
     tokens = SpacyRulesTokenizer().tokenize(text)
     assert [t.text for t in tokens] == [
-        "Jerusalem", ".", "[", "citation", "needed", "]", "1249", "–", "1314",
-        "self", "-", "governed", "U.S.",
+        "Jerusalem",
+        ".",
+        "[",
+        "citation",
+        "needed",
+        "]",
+        "1249",
+        "–",
+        "1314",
+        "self",
+        "-",
+        "governed",
+        "U.S.",
     ]
     assert all(text[t.idx : t.idx_end] == t.text for t in tokens)
 
@@ -76,10 +90,21 @@ def test_answers_map_to_token_spans_including_the_last_token(tmp_path):
 
 
 def test_gold_span_is_the_most_common_reference_and_all_references_are_kept(tmp_path):
-    path = squad_file(tmp_path, [question("q1", "Where?", "Santa Clara", "Santa Clara, California", "Santa Clara, California")])
+    path = squad_file(
+        tmp_path,
+        [
+            question(
+                "q1", "Where?", "Santa Clara", "Santa Clara, California", "Santa Clara, California"
+            )
+        ],
+    )
     (instance,) = SquadV1Reader().read(path)
     assert span_text(instance) == "Santa Clara , California"
-    assert instance["metadata"]["answer_texts"] == ["Santa Clara", "Santa Clara, California", "Santa Clara, California"]
+    assert instance["metadata"]["answer_texts"] == [
+        "Santa Clara",
+        "Santa Clara, California",
+        "Santa Clara, California",
+    ]
 
 
 def test_truncation_cuts_answers_which_are_skipped_in_training_only(tmp_path, caplog):
@@ -115,7 +140,9 @@ def test_truncation_cuts_answers_which_are_skipped_in_training_only(tmp_path, ca
 
 def test_an_answer_ending_exactly_at_the_cut_is_inside(tmp_path):
     path = squad_file(tmp_path, [question("q", "?", "Panthers 24")])
-    (instance,) = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True).read(path)
+    (instance,) = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True).read(
+        path
+    )
     assert not instance["metadata"]["answer_outside_passage"]
     assert span_text(instance) == "Panthers 24"
 
@@ -147,12 +174,48 @@ def test_reads_every_question_of_the_fixed_train_split():
 @pytest.mark.parametrize(
     "qas, context, message",
     [
-        ([{"question": "Who?", "answers": [{"answer_start": 4, "text": "Broncos"}]}], PASSAGE, "question 0: expected an \"id\" string"),
-        ([{"id": "q7", "answers": [{"answer_start": 4, "text": "Broncos"}]}], PASSAGE, "question 'q7': expected a \"question\" string"),
-        ([{"id": "q7", "question": "Who?"}], PASSAGE, "question 'q7': expected an \"answers\" list"),
-        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": 60, "text": "Broncos"}]}], PASSAGE, "question 'q7': answer 'Broncos' at characters [60, 67) lies outside the context of 63"),
-        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": -1, "text": "The"}]}], PASSAGE, "lies outside the context"),
-        ([{"id": "q7", "question": "Who?", "answers": [{"answer_start": "4", "text": "Broncos"}]}], PASSAGE, 'question \'q7\': expected an integer "answer_start"'),
+        (
+            [{"question": "Who?", "answers": [{"answer_start": 4, "text": "Broncos"}]}],
+            PASSAGE,
+            'question 0: expected an "id" string',
+        ),
+        (
+            [{"id": "q7", "answers": [{"answer_start": 4, "text": "Broncos"}]}],
+            PASSAGE,
+            "question 'q7': expected a \"question\" string",
+        ),
+        (
+            [{"id": "q7", "question": "Who?"}],
+            PASSAGE,
+            "question 'q7': expected an \"answers\" list",
+        ),
+        (
+            [
+                {
+                    "id": "q7",
+                    "question": "Who?",
+                    "answers": [{"answer_start": 60, "text": "Broncos"}],
+                }
+            ],
+            PASSAGE,
+            "question 'q7': answer 'Broncos' at characters [60, 67) lies outside the context of 63",
+        ),
+        (
+            [{"id": "q7", "question": "Who?", "answers": [{"answer_start": -1, "text": "The"}]}],
+            PASSAGE,
+            "lies outside the context",
+        ),
+        (
+            [
+                {
+                    "id": "q7",
+                    "question": "Who?",
+                    "answers": [{"answer_start": "4", "text": "Broncos"}],
+                }
+            ],
+            PASSAGE,
+            "question 'q7': expected an integer \"answer_start\"",
+        ),
         ([], None, 'paragraph 0: expected a "context" string'),
     ],
 )
@@ -219,7 +282,7 @@ def test_a_limit_below_one_is_a_configuration_error(limit):
 
 
 def test_the_configs_limits_reach_the_readers():
-    configs = Path(__file__).parents[3] / "elmo_plugin" / "training_configs" / "squad"
+    configs = TRAINING_CONFIGS / "squad"
     config = configs / "squad_baseline.jsonnet"
     overrides = {"validation_dataset_reader.question_length_limit": 7}
     params = Params.from_file(str(config), json.dumps(overrides))

@@ -1,5 +1,6 @@
 """Each SQuAD config trained for one epoch on the fixture, then `allennlp evaluate` and
 `allennlp predict` on an archive, as a user would run them."""
+
 import json
 import math
 import sys
@@ -10,15 +11,15 @@ import pytest
 from allennlp.commands import main
 
 import elmo_plugin.tasks.squad  # noqa: F401
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.squad.squad_small_overrides import FIXTURE, SMALL
 from tests.tasks.training_helpers import train_config
 
-ROOT = Path(__file__).parents[3]
 CONFIGS = ["squad_baseline", "squad_elmo", "squad_elmo_output", "squad_elmo_input_output"]
 
 
 def train(config: str, serialization_dir: Path, **extra_overrides):
-    config_path = ROOT / "elmo_plugin" / "training_configs" / "squad" / f"{config}.jsonnet"
+    config_path = TRAINING_CONFIGS / "squad" / f"{config}.jsonnet"
     return train_config(config_path, serialization_dir, {**SMALL, **extra_overrides})
 
 

@@ -1,7 +1,8 @@
 """Overrides that shrink the SRL configs to one quick epoch on the fixture slice."""
-from pathlib import Path
 
-TRAIN = str(Path(__file__).resolve().parents[3] / "fixtures" / "srl" / "up_english_ewt_train_slice.conllu")
+from tests.paths import FIXTURES
+
+TRAIN = str(FIXTURES / "srl" / "up_english_ewt_train_slice.conllu")
 WORD_DIM, NUM_FILTERS, PREDICATE_DIM = 10, 8, 4
 SMALL = {
     "train_data_path": TRAIN,

@@ -1,13 +1,12 @@
-from pathlib import Path
-
 import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "srl"
+FIXTURES = paths.FIXTURES / "srl"
 CONLL2012_COLUMNS = dict(
     word_column=3, predicate_column=7, first_argument_column=11, trailing_columns=1
 )

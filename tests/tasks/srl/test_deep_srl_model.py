@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -12,8 +10,9 @@ from allennlp.nn.util import viterbi_decode
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.models import DeepSrl
 from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "srl"
+FIXTURES = paths.FIXTURES / "srl"
 FIXTURE = FIXTURES / "up_english_ewt_train_slice.conllu"
 SPAN_TAGS = ["O", "B-V", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-ARGM-TMP", "I-ARGM-TMP"]
 

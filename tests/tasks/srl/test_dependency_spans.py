@@ -32,7 +32,13 @@ def test_argument_spans_of_a_projective_sentence():
     heads = [4, 0, 3, 4, -1, 6, 4]
     labels = ["ARG0", "_", "_", "ARGM-TMP", "V", "_", "ARG1"]
     assert head_labels_to_bio(heads, 4, labels) == [
-        "B-ARG0", "I-ARG0", "B-ARGM-TMP", "I-ARGM-TMP", "B-V", "B-ARG1", "I-ARG1",
+        "B-ARG0",
+        "I-ARG0",
+        "B-ARGM-TMP",
+        "I-ARGM-TMP",
+        "B-V",
+        "B-ARG1",
+        "I-ARG1",
     ]
 
 
@@ -52,7 +58,11 @@ def test_multiword_predicate_parts_are_c_v_and_never_inside_spans():
 
 def test_head_tags_mark_only_head_words():
     assert head_labels_to_tags(3, RELATIVE_CLAUSE_LABELS) == [
-        "O", "ARG0", "R-ARG0", "V", "ARGM-TMP",
+        "O",
+        "ARG0",
+        "R-ARG0",
+        "V",
+        "ARGM-TMP",
     ]
 
 

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -17,8 +15,9 @@ from elmo_plugin.tasks.srl.label_modes import (
     label_mode,
 )
 from elmo_plugin.tasks.srl.models import DeepSrl
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "srl"
+FIXTURES = paths.FIXTURES / "srl"
 FIXTURE = FIXTURES / "up_english_ewt_train_slice.conllu"
 OVERALL = {"precision-overall", "recall-overall", "f1-measure-overall"}
 
@@ -88,7 +87,12 @@ def test_the_model_has_the_same_attributes_and_outputs_in_both_modes(instances):
         batch.index_instances(vocab)
         output = model(**batch.as_tensor_dict())
         assert set(output) == {
-            "logits", "class_probabilities", "mask", "predicted_tag_ids", "loss", "words",
+            "logits",
+            "class_probabilities",
+            "mask",
+            "predicted_tag_ids",
+            "loss",
+            "words",
             "predicate_index",
         }
         assert set(model.get_metrics(reset=True)) == OVERALL

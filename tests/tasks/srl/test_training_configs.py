@@ -2,7 +2,6 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,10 +10,9 @@ from allennlp.common.util import import_module_and_submodules
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
 
+from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 from tests.tasks.srl.srl_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
-
-ROOT = Path(__file__).resolve().parents[3]
 
 # No config gives the encoder's input size: the model sets it from the embedders and the
 # predicate embedding (with ELMo, the default biLM's output size too).
@@ -30,12 +28,14 @@ CONFIGS = [
 def trained(request, tmp_path_factory):
     config, label_mode = request.param
     import_module_and_submodules("elmo_plugin")
-    overrides = dict(SMALL, **{"dataset_reader.label_mode": label_mode, "model.label_mode": label_mode})
+    overrides = dict(
+        SMALL, **{"dataset_reader.label_mode": label_mode, "model.label_mode": label_mode}
+    )
     serialization_dir = tmp_path_factory.mktemp("srl")
     cwd = os.getcwd()
-    os.chdir(ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
+    os.chdir(PROJECT_ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
     try:
-        train_config(ROOT / "elmo_plugin" / "training_configs" / "srl" / config, serialization_dir, overrides)
+        train_config(TRAINING_CONFIGS / "srl" / config, serialization_dir, overrides)
     finally:
         os.chdir(cwd)
     return config, label_mode, serialization_dir
@@ -58,7 +58,9 @@ def test_only_the_finetuned_config_trains_the_bilm(trained):
         pytest.skip("no biLM")
     archive = load_archive(str(serialization_dir / "model.tar.gz"))
     # A model built from the same config holds the biLM as loaded from its weight file.
-    untrained = Model.from_params(vocab=archive.model.vocab, params=archive.config.duplicate()["model"])
+    untrained = Model.from_params(
+        vocab=archive.model.vocab, params=archive.config.duplicate()["model"]
+    )
     before = {name: value for name, value in untrained.named_parameters() if "._bilm." in name}
     after = {name: value for name, value in archive.model.named_parameters() if "._bilm." in name}
     assert before and before.keys() == after.keys()
@@ -80,12 +82,21 @@ def test_allennlp_predict_on_the_archive(trained, tmp_path, monkeypatch):
         + "\n"
     )
     output = tmp_path / "predictions.jsonl"
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(PROJECT_ROOT)
     monkeypatch.setattr(
         sys,
         "argv",
-        ["allennlp", "predict", str(serialization_dir / "model.tar.gz"), str(inputs),
-         "--output-file", str(output), "--include-package", "elmo_plugin", "--silent"],
+        [
+            "allennlp",
+            "predict",
+            str(serialization_dir / "model.tar.gz"),
+            str(inputs),
+            "--output-file",
+            str(output),
+            "--include-package",
+            "elmo_plugin",
+            "--silent",
+        ],
     )
     main()
     first, second = [json.loads(line) for line in output.read_text().splitlines()]

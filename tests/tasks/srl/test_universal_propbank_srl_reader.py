@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 from allennlp.common import Params
@@ -8,10 +7,10 @@ from allennlp.data import DatasetReader
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 
-ROOT = Path(__file__).resolve().parents[3]
-FIXTURE = ROOT / "fixtures" / "srl" / "up_english_ewt_train_slice.conllu"
-SHARED_DEV = ROOT.parent / "shared" / "data" / "srl_up_english_ewt" / "en_ewt-up-dev.conllu"
+FIXTURE = FIXTURES / "srl" / "up_english_ewt_train_slice.conllu"
+SHARED_DEV = SHARED_DATA / "srl_up_english_ewt" / "en_ewt-up-dev.conllu"
 
 # A sentence of the fixture, whose columns 12 and 13 belong to nominated and replace.
 NOMINATED = "President Bush on Tuesday nominated two individuals".split()
@@ -54,7 +53,15 @@ def test_span_mode_tags_cover_dependency_subtrees():
 def test_head_mode_tags_only_head_words():
     nominated, _ = instances_of(read(FIXTURE, label_mode="head"), NOMINATED)
     assert nominated["tags"].labels[:9] == [
-        "ARG0", "O", "O", "ARGM-TMP", "V", "O", "ARG1", "O", "ARG2",
+        "ARG0",
+        "O",
+        "O",
+        "ARGM-TMP",
+        "V",
+        "O",
+        "ARG1",
+        "O",
+        "ARG2",
     ]
     assert nominated["tags"]._label_namespace == "head_labels"
     assert nominated["metadata"]["label_mode"] == "head"
@@ -74,7 +81,8 @@ def test_empty_nodes_are_skipped():
 
 def test_multiword_predicate_particle_is_c_v():
     blow = [
-        i for i in instances_of(read(FIXTURE), ["The", "civilians"])
+        i
+        for i in instances_of(read(FIXTURE), ["The", "civilians"])
         if i["metadata"]["words"][i["metadata"]["predicate_index"]] == "blow"
     ][0]
     assert blow["tags"].labels[11:14] == ["B-V", "B-ARG1", "B-C-V"]
@@ -94,8 +102,11 @@ def row(token_id, word, head, roleset="_", *arguments):
 def test_a_well_formed_handmade_file_reads(tmp_path):
     path = write(
         tmp_path,
-        [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-         row("3", ".", "2", "_", "_")],
+        [
+            row("1", "He", "2", "_", "ARG0"),
+            row("2", "ran", "0", "run.01", "V"),
+            row("3", ".", "2", "_", "_"),
+        ],
     )
     (instance,) = read(path)
     assert instance["tags"].labels == ["B-ARG0", "B-V", "O"]
@@ -106,33 +117,54 @@ def test_a_well_formed_handmade_file_reads(tmp_path):
     [
         # Line numbers count the two comment lines: the tokens are on lines 3, 4, 5.
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "2", "_", "_", "_")],
-            5, "1 predicates, so expected 12",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "2", "_", "_", "_"),
+            ],
+            5,
+            "1 predicates, so expected 12",
         ),
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "2", "_")],
-            5, "found 11 with 0 argument columns",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "2", "_"),
+            ],
+            5,
+            "found 11 with 0 argument columns",
         ),
         (
-            [row("1", "He", "x", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "2", "_", "_")],
-            3, "HEAD",
+            [
+                row("1", "He", "x", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "2", "_", "_"),
+            ],
+            3,
+            "HEAD",
         ),
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             row("3", ".", "9", "_", "_")],
-            5, "between 0 and 3",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                row("3", ".", "9", "_", "_"),
+            ],
+            5,
+            "between 0 and 3",
         ),
         (
-            [row("1", "He", "2", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-             ["3", ".", "."]],
-            5, "at least 11",
+            [
+                row("1", "He", "2", "_", "ARG0"),
+                row("2", "ran", "0", "run.01", "V"),
+                ["3", ".", "."],
+            ],
+            5,
+            "at least 11",
         ),
         (
             [row("1", "He", "2", "_", "ARG0"), row("3", "ran", "0", "run.01", "V")],
-            4, "expected token ID 2",
+            4,
+            "expected token ID 2",
         ),
     ],
 )
@@ -147,8 +179,11 @@ def test_malformed_lines_name_file_and_line(tmp_path, rows, line, message):
 def test_a_head_cycle_names_the_sentence(tmp_path):
     path = write(
         tmp_path,
-        [row("1", "He", "3", "_", "ARG0"), row("2", "ran", "0", "run.01", "V"),
-         row("3", ".", "1", "_", "_")],
+        [
+            row("1", "He", "3", "_", "ARG0"),
+            row("2", "ran", "0", "run.01", "V"),
+            row("3", ".", "1", "_", "_"),
+        ],
     )
     with pytest.raises(ConfigurationError, match=f"{path}, sentence starting at line 3: .*cycle"):
         read(path, label_mode="head")
@@ -163,9 +198,7 @@ def test_unknown_label_mode_is_an_error():
 def test_official_dev_counts_match_the_data_readme():
     instances = read(SHARED_DEV, label_mode="head")
     assert len(instances) == 4977  # predicates
-    arguments = sum(
-        tag not in ("O", "V", "C-V") for i in instances for tag in i["tags"].labels
-    )
+    arguments = sum(tag not in ("O", "V", "C-V") for i in instances for tag in i["tags"].labels)
     assert arguments == 9682 - 20  # non-V labels, less the 20 `C-V` predicate parts
 
 
@@ -196,7 +229,7 @@ def test_a_file_of_only_over_long_sentences_is_an_error_saying_why(tmp_path):
 
 
 def test_max_sentence_length_in_a_config_reaches_the_reader():
-    config = ROOT / "elmo_plugin" / "training_configs" / "srl" / "srl_baseline.jsonnet"
+    config = TRAINING_CONFIGS / "srl" / "srl_baseline.jsonnet"
     params = Params.from_file(str(config), json.dumps({"dataset_reader.max_sentence_length": 7}))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     assert reader.long_sentences.max_length == 7
