@@ -6,7 +6,8 @@ format and the `elmo` token embedder. It imports nothing else of `elmo_plugin`.
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
-from elmo_plugin.elmo.bilm_tf_format import load_bilm, read_options, save_bilm
+from elmo_plugin.elmo.bilm_loading import load_bilm
+from elmo_plugin.elmo.bilm_tf_format import read_options, save_bilm
 from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
 from elmo_plugin.elmo.elmo import ELMO_INDEXER_KEY, Elmo
 from elmo_plugin.elmo.elmo_token_embedder import ElmoTokenEmbedder

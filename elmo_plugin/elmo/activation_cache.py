@@ -52,6 +52,7 @@ class ActivationCache(FromParams):
         self._disk: Optional[sqlite3.Connection] = None
         self._disk_bytes = 0
         self._bilm_digest: Optional[bytes] = None
+        self._in_use = False  # whether an entry was read or stored for the bound biLM
         self._disk_path = ""
         if directory is not None:
             self._open_disk(directory, dtype)
@@ -85,9 +86,10 @@ class ActivationCache(FromParams):
 
     def bind(self, bilm_digest: bytes) -> None:
         """Ties the cache to the biLM whose options and weights give `bilm_digest`; entries
-        are only ever read back for it. A second, different biLM is refused: one `Elmo`
-        would otherwise evict the other's entries (give each its own cache)."""
-        if self._bilm_digest not in (None, bilm_digest):
+        are only ever read back for it. A second, different biLM is refused once the first
+        one has read or stored entries: one `Elmo` would otherwise evict the other's entries
+        (give each its own cache)."""
+        if self._bilm_digest not in (None, bilm_digest) and self._in_use:
             raise ConfigurationError(
                 "this activation_cache already holds another biLM's activations; "
                 "give each Elmo its own activation_cache"
@@ -103,11 +105,13 @@ class ActivationCache(FromParams):
             value = self._read_disk(self._disk, key)
             if value is not None:
                 self._remember(key, value)
+        self._in_use = self._in_use or value is not None
         return value
 
     def put(self, key: bytes, activations: torch.Tensor) -> None:
         key = self._full_key(key)
         value = activations.detach().to(device="cpu", dtype=self.dtype).contiguous()
+        self._in_use = True
         self._remember(key, value)
         if self._disk is not None and self._disk_bytes < self.max_disk_bytes:
             self._write_disk(self._disk, key, value)

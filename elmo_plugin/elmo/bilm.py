@@ -21,7 +21,7 @@ class ElmoBiLm(torch.nn.Module):
     the final LSTM states of batch row `i` start row `i` of the next batch, as bilm-tf and
     AllenNLP's `Elmo` do; `reset_states()` forgets them.
 
-    Build it from a bilm-tf model with `elmo_plugin.elmo.bilm_tf_format.load_bilm`.
+    Build it from a bilm-tf model with `elmo_plugin.elmo.bilm_loading.load_bilm`.
 
     # Parameters
 

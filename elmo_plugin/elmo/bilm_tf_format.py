@@ -164,26 +164,6 @@ def _check_filter_widths(char_cnn: Dict[str, Any], source: str) -> None:
             )
 
 
-def load_bilm(
-    options_file: str,
-    weight_file: Optional[str],
-    stateful: bool = False,
-    char_cnn_cache_size: int = 50000,
-    dropout: float = 0.0,
-    compute_dtype: torch.dtype = torch.float32,
-) -> ElmoBiLm:
-    """An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file` (random
-    weights when `weight_file` is None); `dropout` and `compute_dtype` as
-    `ElmoBiLm.from_options`."""
-    options = read_options(options_file)
-    bilm = ElmoBiLm.from_options(
-        options, stateful, char_cnn_cache_size, dropout, compute_dtype=compute_dtype
-    )
-    if weight_file is not None:
-        read_weights(bilm, weight_file)
-    return bilm
-
-
 def _tensor_pairs(bilm: ElmoBiLm) -> Iterator[Tuple[str, torch.Tensor, str]]:
     """Each hdf5 dataset name with the tensor it maps to and how: "T" for a transpose, "conv"
     for a CNN kernel, "neg" for a negated highway gate, "" for a plain copy."""

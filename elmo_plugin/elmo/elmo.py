@@ -1,4 +1,3 @@
-import json
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 import torch
@@ -10,10 +9,18 @@ from overrides import overrides
 
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_weights
+from elmo_plugin.elmo.bilm_loading import BILM_PARAMETERS_REGEX, OPTIONS_NAMESPACE, load_bilm
 from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
-from elmo_plugin.elmo.package_files import MissingFileError
 from elmo_plugin.elmo.scalar_mix import ScalarMix
+
+# BILM_PARAMETERS_REGEX and OPTIONS_NAMESPACE moved to the loader; code still imports them here.
+__all__ = [
+    "BILM_PARAMETERS_REGEX",
+    "ELMO_INDEXER_KEY",
+    "Elmo",
+    "LAYER_WEIGHTS_REGEX",
+    "OPTIONS_NAMESPACE",
+]
 
 # The text field key of the `elmo_characters` indexer (the readers and configs name it so):
 # models that read the character ids themselves find them under it.
@@ -24,17 +31,6 @@ ELMO_INDEXER_KEY = "elmo"
 # `ScalarMix.scalar_parameters`, so whoever renames those changes it (a test checks it matches).
 LAYER_WEIGHTS_REGEX = ".*scalar_mixes.*scalar_parameters"
 
-# Names the pretrained biLM's parameters inside any model (`..._bilm.<...>`, following
-# `Elmo._bilm`), for an initializer's `prevent_regexes`: a task's initializer regex can match
-# them too (SRL's ".*_encoder.*weight" matches the biLM's `character_encoder`) and would
-# silently replace the pretrained weights with random ones.
-BILM_PARAMETERS_REGEX = r"(^|\.)_bilm\."
-
-# The vocabulary namespace where an `Elmo` built with the model's vocabulary records the options
-# of its biLM, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
-# saves the vocabulary into the model's archive, so the archive carries the biLM's sizes.
-OPTIONS_NAMESPACE = "elmo_bilm_options"
-
 
 class Elmo(torch.nn.Module, FromParams):
     """
@@ -43,7 +39,8 @@ class Elmo(torch.nn.Module, FromParams):
     input and one for the output of a task model.
 
     Build it in a config wherever a model takes an `Elmo`; the `elmo` token embedder wraps it
-    for use in a `TextFieldEmbedder`.
+    for use in a `TextFieldEmbedder`. Its biLM comes from `load_bilm` (the options, the
+    weights and their provenance).
 
     # Parameters
 
@@ -116,24 +113,19 @@ class Elmo(torch.nn.Module, FromParams):
             raise ConfigurationError(
                 f"num_output_representations must be at least 1, got {num_output_representations}"
             )
-        self._missing_weights: Optional[MissingFileError] = None
-        options = _options(options_file, known_options or {}, vocab)
-        if vocab is not None:
-            record_options(vocab, cast(str, options_file), options)
-        bilm = ElmoBiLm.from_options(
-            options,
+        if options_file is None:
+            raise ConfigurationError("Elmo needs an options_file")
+        bilm = load_bilm(
+            options_file,
+            weight_file,
             stateful,
             char_cnn_cache_size,
             compute_dtype=parse_compute_dtype(compute_dtype),
+            known_options=known_options,
+            vocab=vocab,
+            in_model=True,
         )
-        if weight_file is not None:
-            try:
-                read_weights(bilm, weight_file)
-            except MissingFileError as error:
-                # A trained archive's state dict may still bring the weights.
-                self._missing_weights = error
-        for parameter in bilm.parameters():
-            parameter.requires_grad_(requires_grad)
+        bilm.requires_grad_(requires_grad)
         if activation_cache is not None and (requires_grad or stateful):
             raise ConfigurationError(
                 "activation_cache needs a frozen, stateless biLM (requires_grad: false, "
@@ -142,13 +134,6 @@ class Elmo(torch.nn.Module, FromParams):
                 "'<path to the elmo module>.activation_cache': null)"
             )
         self._bilm = bilm
-        self._weight_file = weight_file
-        # The weights as the file gave them, until the first forward pass or a state dict.
-        self._loaded_weights: Optional[Dict[str, bytes]] = (
-            bilm.weight_digests()
-            if weight_file is not None and self._missing_weights is None
-            else None
-        )
         self._keep_sentence_boundaries = keep_sentence_boundaries
         self._activation_cache = activation_cache
         self._bilm_digest: Optional[bytes] = None
@@ -183,9 +168,6 @@ class Elmo(torch.nn.Module, FromParams):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         # New weights are another biLM as far as the activation cache is concerned.
         self._bilm_digest = None
-        if any(key.startswith(prefix + "_bilm.") for key in state_dict):
-            self._missing_weights = None
-            self._loaded_weights = None
 
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
@@ -201,12 +183,6 @@ class Elmo(torch.nn.Module, FromParams):
         `{"elmo_representations": [(batch_size, num_tokens, dim)] * num_output_representations,
         "mask": (batch_size, num_tokens)}` (two more positions with `keep_sentence_boundaries`).
         """
-        if self._missing_weights is not None:
-            raise ConfigurationError(
-                f"{self._missing_weights} No loaded model state brought the biLM weights either."
-            )
-        if self._loaded_weights is not None:
-            self._check_weights_as_loaded(self._loaded_weights)
         if character_ids.dim() > 3:
             return self._forward_nested(character_ids)
         if self._activation_cache is not None:
@@ -225,21 +201,6 @@ class Elmo(torch.nn.Module, FromParams):
         if not self._keep_sentence_boundaries:
             mask = mixed_mask
         return {"elmo_representations": representations, "mask": mask}
-
-    def _check_weights_as_loaded(self, loaded: Dict[str, bytes]) -> None:
-        self._loaded_weights = None  # once: from here on training may change them
-        changed = [
-            name for name, digest in self._bilm.weight_digests().items() if loaded[name] != digest
-        ]
-        if changed:
-            raise ConfigurationError(
-                f"the biLM's weights {', '.join(changed)} changed between loading "
-                f"{self._weight_file} and ELMo's first forward pass: a model initializer whose "
-                f"regexes match them replaced the pretrained weights (e.g. '.*_encoder.*weight' "
-                f'matches the biLM\'s character_encoder). Add "prevent_regexes": '
-                f'["{BILM_PARAMETERS_REGEX}"] to the model\'s initializer (in jsonnet: '
-                "elmo.libsonnet's bilm_parameters_regex)"
-            )
 
     def _forward_nested(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         leading = character_ids.shape[:-2]
@@ -297,46 +258,3 @@ class Elmo(torch.nn.Module, FromParams):
         positions = torch.arange(num_tokens + 2, device=like.device)
         mask = positions.unsqueeze(0) < (torch.tensor(lengths, device=like.device) + 2).unsqueeze(1)
         return list(padded.unbind(0)), mask
-
-
-def _options(
-    options_file: Optional[str],
-    known_options: Dict[str, Dict[str, Any]],
-    vocab: Optional[Vocabulary],
-) -> Dict:
-    """The options given inline, else those recorded in the model's vocabulary (its archive's),
-    else the file's."""
-    if options_file is None:
-        raise ConfigurationError("Elmo needs an options_file")
-    if options_file in known_options:
-        return check_options(known_options[options_file], f"known_options[{options_file!r}]")
-    recorded = recorded_options(vocab, options_file) if vocab is not None else None
-    if recorded is not None:
-        return check_options(recorded, f"the options recorded for {options_file!r}")
-    return read_options(options_file)
-
-
-def recorded_options(vocab: Vocabulary, options_file: str) -> Optional[Dict[str, Any]]:
-    """The options `record_options` kept in `vocab` for `options_file`, or None."""
-    if OPTIONS_NAMESPACE not in vocab.get_namespaces():
-        return None
-    for token in vocab.get_token_to_index_vocabulary(OPTIONS_NAMESPACE):
-        if not token.startswith("{"):
-            continue  # the namespace's padding and unknown tokens
-        try:
-            record = json.loads(token)
-        except json.JSONDecodeError as error:
-            raise ConfigurationError(
-                f"the vocabulary's namespace {OPTIONS_NAMESPACE!r} holds {token[:80]!r}, not "
-                f"the JSON of a biLM's options ({error.msg}); is its file corrupt?"
-            ) from error
-        if record.get("options_file") == options_file:
-            return record.get("options")
-    return None
-
-
-def record_options(vocab: Vocabulary, options_file: str, options: Dict[str, Any]) -> None:
-    """Keeps `options` for `options_file` in `vocab`, once per file name."""
-    if recorded_options(vocab, options_file) is None:
-        record = json.dumps({"options_file": options_file, "options": options}, sort_keys=True)
-        vocab.add_token_to_namespace(record, OPTIONS_NAMESPACE)

@@ -1,0 +1,188 @@
+"""
+Loading a biLM for use, the one way for `Elmo` and for `load_bilm`'s other callers
+(`ElmoEmbedder`, `allennlp elmo-embed`, the `bilm` model): its options found (given inline,
+recorded in a model's vocabulary, or read from `options.json`), its weights read from
+`weights.hdf5`, and, for a biLM inside a model, where its weights come from checked at its first
+forward pass (`WeightProvenance`).
+"""
+
+import json
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+
+from elmo_plugin.elmo.bilm import ElmoBiLm
+from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_weights
+from elmo_plugin.elmo.package_files import MissingFileError
+
+# The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
+# recorded, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
+# saves the vocabulary into the model's archive, so the archive carries the biLM's sizes.
+OPTIONS_NAMESPACE = "elmo_bilm_options"
+
+# Names the pretrained biLM's parameters inside any model (`..._bilm.<...>`: `Elmo` and the
+# `bilm` model hold their biLM as `_bilm`), for an initializer's `prevent_regexes`: a task's
+# initializer regex can match them too (SRL's ".*_encoder.*weight" matches the biLM's
+# `character_encoder`) and would silently replace the pretrained weights with random ones.
+BILM_PARAMETERS_REGEX = r"(^|\.)_bilm\."
+
+
+def load_bilm(
+    options_file: str,
+    weight_file: Optional[str],
+    stateful: bool = False,
+    char_cnn_cache_size: int = 50000,
+    dropout: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
+    known_options: Optional[Dict[str, Dict[str, Any]]] = None,
+    vocab: Optional[Vocabulary] = None,
+    in_model: bool = False,
+) -> ElmoBiLm:
+    """
+    An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file`.
+
+    # Parameters
+
+    options_file : `str`
+        bilm-tf `options.json`: a path, a URL or `elmo_plugin://...`.
+    weight_file : `str`, optional
+        bilm-tf `weights.hdf5`; random weights when not given.
+    stateful, char_cnn_cache_size, dropout, compute_dtype :
+        As `ElmoBiLm.from_options`.
+    known_options : `Dict[str, Dict[str, Any]]`, optional
+        The contents of `options.json` files by name, used instead of reading that file.
+    vocab : `Vocabulary`, optional
+        A model's vocabulary: options recorded there for `options_file` are used before the file
+        is read, and the options are recorded there (namespace `OPTIONS_NAMESPACE`).
+    in_model : `bool`, optional (default = `False`)
+        The biLM is part of a model, whose state dict (a trained archive's) may bring the
+        weights and whose initializer runs after it is built: a missing `weight_file` is then an
+        error only at a first forward pass that no state dict preceded, and weights changed
+        between reading them and the first forward pass are an error (`WeightProvenance`).
+    """
+    options = find_options(options_file, known_options or {}, vocab)
+    bilm = ElmoBiLm.from_options(
+        options, stateful, char_cnn_cache_size, dropout, compute_dtype=compute_dtype
+    )
+    if weight_file is not None:
+        _read_weights(bilm, weight_file, in_model)
+    return bilm
+
+
+def _read_weights(bilm: ElmoBiLm, weight_file: str, in_model: bool) -> None:
+    missing: Optional[MissingFileError] = None
+    try:
+        read_weights(bilm, weight_file)
+    except MissingFileError as error:
+        if not in_model:
+            raise
+        missing = error  # a trained archive's state dict may still bring the weights
+    if in_model:
+        WeightProvenance(bilm, weight_file, missing)
+
+
+def find_options(
+    options_file: str, known_options: Dict[str, Dict[str, Any]], vocab: Optional[Vocabulary]
+) -> Dict[str, Any]:
+    """The options of `options_file` (see `_options`), recorded in `vocab`."""
+    options = _options(options_file, known_options, vocab)
+    if vocab is not None:
+        record_options(vocab, options_file, options)
+    return options
+
+
+def _options(
+    options_file: str, known_options: Dict[str, Dict[str, Any]], vocab: Optional[Vocabulary]
+) -> Dict[str, Any]:
+    """The options given inline, else those recorded in the model's vocabulary (its archive's),
+    else the file's."""
+    if options_file in known_options:
+        return check_options(known_options[options_file], f"known_options[{options_file!r}]")
+    recorded = recorded_options(vocab, options_file) if vocab is not None else None
+    if recorded is not None:
+        return check_options(recorded, f"the options recorded for {options_file!r}")
+    return read_options(options_file)
+
+
+def recorded_options(vocab: Vocabulary, options_file: str) -> Optional[Dict[str, Any]]:
+    """The options `record_options` kept in `vocab` for `options_file`, or None."""
+    if OPTIONS_NAMESPACE not in vocab.get_namespaces():
+        return None
+    for token in vocab.get_token_to_index_vocabulary(OPTIONS_NAMESPACE):
+        if not token.startswith("{"):
+            continue  # the namespace's padding and unknown tokens
+        try:
+            record = json.loads(token)
+        except json.JSONDecodeError as error:
+            raise ConfigurationError(
+                f"the vocabulary's namespace {OPTIONS_NAMESPACE!r} holds {token[:80]!r}, not "
+                f"the JSON of a biLM's options ({error.msg}); is its file corrupt?"
+            ) from error
+        if record.get("options_file") == options_file:
+            return record.get("options")
+    return None
+
+
+def record_options(vocab: Vocabulary, options_file: str, options: Dict[str, Any]) -> None:
+    """Keeps `options` for `options_file` in `vocab`, once per file name."""
+    if recorded_options(vocab, options_file) is None:
+        record = json.dumps({"options_file": options_file, "options": options}, sort_keys=True)
+        vocab.add_token_to_namespace(record, OPTIONS_NAMESPACE)
+
+
+class WeightProvenance:
+    """
+    Where the weights of a biLM inside a model come from, checked at its first forward pass
+    (hooked into the biLM when built): from `weight_file` as it was read, or from a state dict
+    loaded since (a trained archive's), which must bring them when the file is missing. A biLM
+    whose weights changed between reading the file and the first forward pass is refused,
+    naming the weights: a model initializer whose regexes match them (AllenNLP runs it after
+    the modules are built) replaced the pretrained weights; see `BILM_PARAMETERS_REGEX`.
+
+    # Parameters
+
+    bilm : `ElmoBiLm`
+        Hooked: its forward pre-hook checks, its state dict pre-hook forgets the file.
+    weight_file : `str`
+    missing : `MissingFileError`, optional
+        Why `weight_file` could not be read, when it could not.
+    """
+
+    def __init__(
+        self, bilm: ElmoBiLm, weight_file: str, missing: Optional[MissingFileError] = None
+    ) -> None:
+        self._weight_file = weight_file
+        self._missing = missing
+        # The weights as the file gave them, until the first forward pass or a state dict.
+        self._loaded = bilm.weight_digests() if missing is None else {}
+        self._check_hook = bilm.register_forward_pre_hook(self._check)
+        bilm._register_load_state_dict_pre_hook(self._forget_the_file)
+
+    def _check(self, bilm: ElmoBiLm, inputs: Tuple[Any, ...]) -> None:
+        if self._missing is not None:
+            raise ConfigurationError(
+                f"{self._missing} No loaded model state brought the biLM weights either."
+            )
+        changed = [
+            name for name, digest in bilm.weight_digests().items() if self._loaded[name] != digest
+        ]
+        self._settle()  # once: from here on training may change them
+        if changed:
+            raise ConfigurationError(
+                f"the biLM's weights {', '.join(changed)} changed between loading "
+                f"{self._weight_file} and ELMo's first forward pass: a model initializer whose "
+                f"regexes match them replaced the pretrained weights (e.g. '.*_encoder.*weight' "
+                f'matches the biLM\'s character_encoder). Add "prevent_regexes": '
+                f'["{BILM_PARAMETERS_REGEX}"] to the model\'s initializer (in jsonnet: '
+                "elmo.libsonnet's bilm_parameters_regex)"
+            )
+
+    def _forget_the_file(self, state_dict: Dict[str, Any], prefix: str, *args: Any) -> None:
+        if any(key.startswith(prefix) for key in state_dict):
+            self._settle()
+
+    def _settle(self) -> None:
+        self._missing, self._loaded = None, {}
+        self._check_hook.remove()
