@@ -1,15 +1,15 @@
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, cast
 
 import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.nn.util import remove_sentence_boundaries
-from overrides import overrides
 
 from elmo_plugin.elmo.activation_cache import ActivationCache
 from elmo_plugin.elmo.bilm import ElmoBiLm
 from elmo_plugin.elmo.bilm_loading import BILM_PARAMETERS_REGEX, OPTIONS_NAMESPACE, load_bilm
+from elmo_plugin.elmo.cached_bilm import CachedBiLm
 from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.scalar_mix import ScalarMix
 
@@ -40,7 +40,8 @@ class Elmo(torch.nn.Module, FromParams):
 
     Build it in a config wherever a model takes an `Elmo`; the `elmo` token embedder wraps it
     for use in a `TextFieldEmbedder`. Its biLM comes from `load_bilm` (the options, the
-    weights and their provenance).
+    weights and their provenance), behind a `CachedBiLm` when it has an `activation_cache`;
+    `Elmo` itself takes the inputs and makes the mixes.
 
     # Parameters
 
@@ -126,17 +127,13 @@ class Elmo(torch.nn.Module, FromParams):
             in_model=True,
         )
         bilm.requires_grad_(requires_grad)
-        if activation_cache is not None and (requires_grad or stateful):
-            raise ConfigurationError(
-                "activation_cache needs a frozen, stateless biLM (requires_grad: false, "
-                "stateful: false); to fine-tune the biLM or carry states, drop the cache too "
-                "(the elmo block's embedder(requires_grad=true), or the override "
-                "'<path to the elmo module>.activation_cache': null)"
-            )
         self._bilm = bilm
+        # What `forward` runs: the biLM, or the cache in front of it. Not a submodule, so that
+        # the biLM's parameters keep the names trained archives hold (`_bilm.*`).
+        self._run_bilm: Callable[[torch.Tensor], Dict[str, Any]] = (
+            bilm.__call__ if activation_cache is None else CachedBiLm(bilm, activation_cache)
+        )
         self._keep_sentence_boundaries = keep_sentence_boundaries
-        self._activation_cache = activation_cache
-        self._bilm_digest: Optional[bytes] = None
         self._scalar_mixes = torch.nn.ModuleList(
             ScalarMix(
                 bilm.num_layers,
@@ -163,12 +160,6 @@ class Elmo(torch.nn.Module, FromParams):
     def reset_states(self) -> None:
         self._bilm.reset_states()
 
-    @overrides
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        # New weights are another biLM as far as the activation cache is concerned.
-        self._bilm_digest = None
-
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
         # Parameters
@@ -185,11 +176,8 @@ class Elmo(torch.nn.Module, FromParams):
         """
         if character_ids.dim() > 3:
             return self._forward_nested(character_ids)
-        if self._activation_cache is not None:
-            activations, mask = self._cached_activations(character_ids, self._activation_cache)
-        else:
-            output = self._bilm(character_ids)
-            activations, mask = output["activations"], output["mask"]
+        output = self._run_bilm(character_ids)
+        activations, mask = output["activations"], output["mask"]
         representations = []
         for scalar_mix in self._scalar_mixes:
             mixed = scalar_mix(activations, mask)
@@ -211,50 +199,3 @@ class Elmo(torch.nn.Module, FromParams):
             ],
             "mask": output["mask"].view(*leading, -1),
         }
-
-    def _cached_activations(
-        self, character_ids: torch.Tensor, cache: ActivationCache
-    ) -> Tuple[List[torch.Tensor], torch.Tensor]:
-        if self._bilm_digest is None:
-            self._bilm_digest = self._bilm.digest()
-        cache.bind(self._bilm_digest)
-        lengths = (character_ids > 0).any(dim=-1).sum(dim=1).tolist()
-        keys = [
-            character_ids[row, :length].to(torch.int16).cpu().numpy().tobytes()
-            for row, length in enumerate(lengths)
-        ]
-        found = [self._checked(cache.get(key), length) for key, length in zip(keys, lengths)]
-        missing = [row for row, value in enumerate(found) if value is None]
-        if missing:
-            longest = max(lengths[row] for row in missing)
-            computed = self._bilm(character_ids[missing, :longest])
-            stacked = torch.stack(computed["activations"])
-            for i, row in enumerate(missing):
-                value = stacked[:, i, : lengths[row] + 2]
-                found[row] = value
-                cache.put(keys[row], value)
-        # Every row is found now: from the cache or just computed.
-        return self._pad_activations(cast(List[torch.Tensor], found), lengths, character_ids)
-
-    def _checked(self, value: Optional[torch.Tensor], length: int) -> Optional[torch.Tensor]:
-        expected = (self._bilm.num_layers, length + 2, self.get_output_dim())
-        if value is not None and tuple(value.shape) != expected:
-            raise ConfigurationError(
-                f"an activation cache entry has shape {tuple(value.shape)} but this biLM gives "
-                f"{expected}; is the cache corrupt? delete its directory to start afresh"
-            )
-        return value
-
-    def _pad_activations(
-        self, per_sentence: List[torch.Tensor], lengths: List[int], like: torch.Tensor
-    ) -> Tuple[List[torch.Tensor], torch.Tensor]:
-        batch_size, num_tokens = like.shape[:2]
-        num_layers = self._bilm.num_layers
-        padded = torch.zeros(
-            num_layers, batch_size, num_tokens + 2, self.get_output_dim(), device=like.device
-        )
-        for row, value in enumerate(per_sentence):
-            padded[:, row, : value.size(1)] = value.to(device=like.device, dtype=padded.dtype)
-        positions = torch.arange(num_tokens + 2, device=like.device)
-        mask = positions.unsqueeze(0) < (torch.tensor(lengths, device=like.device) + 2).unsqueeze(1)
-        return list(padded.unbind(0)), mask
