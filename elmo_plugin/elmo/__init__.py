@@ -1,6 +1,7 @@
 """
 The ELMo core: the character encoder, the biLM LSTM, the scalar mix, the bilm-tf weight
-format and the `elmo` token embedder. It imports nothing else of `elmo_plugin`.
+format, the biLM loader, the activation cache, the `Elmo` module and the `elmo` token embedder.
+It imports nothing else of `elmo_plugin`.
 """
 
 from elmo_plugin.elmo.activation_cache import ActivationCache
