@@ -2,18 +2,21 @@
 Runs `allennlp train` in fresh processes, a few at a time, and keeps what they produce: the
 machinery behind `experiments/paper_tables.py`.
 
-A run is a config, its overrides and a serialization dir. A run whose dir holds `metrics.json`
-and a `run.json` recording the same config and overrides, and the same config text (its digest,
-imports included), is finished: it is read back, not trained again (unless forced), so an
-interrupted job resumes where it stopped, and a run whose config file changed trains again.
-`run.json` also keeps the run's wall-clock, so a table read from finished runs still reports
-what they cost.
+A run is a config file, the hidden fields it sets in it (written into a small wrapper config
+beside the run's serialization dir, which is what `allennlp train` trains), AllenNLP overrides
+and a serialization dir. A finished run leaves a record in its task's scores file
+(experiments/records.py), which git keeps: a later run whose effective config (the config as
+AllenNLP trains it, experiments/configs.py) is the recorded one is finished and read back, not
+trained again (unless forced), so an interrupted job resumes where it stopped, a fresh clone
+renders every table at once, and a run whose config changed trains again, saying which keys
+changed. The record also keeps the run's wall-clock, so a table read from finished runs still
+reports what they cost.
 """
 
-import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -21,14 +24,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-import _jsonnet
-
+from experiments import configs, records
+from experiments.configs import Config
 from experiments.markdown import minutes
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUN_RECORD = "run.json"
+PACKAGE = "elmo_plugin"
 
 
 def project_path(path: str) -> str:
@@ -41,26 +44,78 @@ def project_path(path: str) -> str:
 
 @dataclass
 class Run:
-    """One `allennlp train`: `config` is relative to the project root (where it runs),
-    `serialization_dir` absolute; the log goes beside the dir, which `--force` empties."""
+    """One `allennlp train` of `config` (relative to the project root, where it runs) with the
+    hidden `fields` set and `overrides` applied, into `serialization_dir` (absolute); the log
+    and the wrapper config go beside the dir, which `--force` empties. Its record goes to the
+    scores file `records` (default: `<dir of serialization_dir>.json`, one a task) under the
+    name's part after its task (`ner/elmo` -> `elmo`), with the per-epoch values of
+    `epoch_metrics` and the `facts` about its data."""
 
     name: str
     config: str
     overrides: Dict[str, Any]
     serialization_dir: str
+    fields: Dict[str, Any] = field(default_factory=dict)
+    records: str = ""
+    epoch_metrics: Tuple[str, ...] = ()
+    facts: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def log_path(self) -> str:
         return self.serialization_dir + ".log"
 
     @property
-    def settings(self) -> Dict[str, Any]:
-        return {"config": self.config, "overrides": self.overrides}
+    def wrapper_path(self) -> str:
+        return self.serialization_dir + ".jsonnet"
 
-    def config_digest(self) -> str:
-        """The SHA-256 of the config as jsonnet evaluates it (imported blocks included)."""
-        text = _jsonnet.evaluate_file(os.path.join(PROJECT_ROOT, self.config))
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    @property
+    def records_file(self) -> str:
+        return self.records or os.path.dirname(self.serialization_dir) + ".json"
+
+    @property
+    def record_name(self) -> str:
+        return self.name.split("/", 1)[-1]
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        settings: Dict[str, Any] = {"config": self.config}
+        if self.fields:
+            settings["fields"] = self.fields
+        settings["overrides"] = self.overrides
+        return json.loads(json.dumps(settings))
+
+    def wrapper_text(self) -> str:
+        """The config `allennlp train` trains: `config` with the hidden `fields` set."""
+        inside = self.config.startswith(PACKAGE + "/")
+        config = self.config if inside else os.path.join(PROJECT_ROOT, self.config)
+        comment = (
+            f"The run {self.name} of experiments/paper_tables.py: {self.config} with these "
+            "hidden fields."
+        )
+        return configs.wrapper_text(config, self.fields, comment)
+
+    def base_config(self) -> Config:
+        """The config file as jsonnet evaluates it (imported blocks included)."""
+        return configs.evaluate(os.path.join(PROJECT_ROOT, self.config))
+
+    def effective_config(self) -> Config:
+        """The config as AllenNLP trains it: the config file (with the fields) evaluated, the
+        overrides applied."""
+        if self.fields:
+            imported = os.path.join(PROJECT_ROOT, self.config)
+            config = configs.evaluate(self.wrapper_path, self.wrapper_text(), [imported])
+        else:
+            config = self.base_config()
+        return configs.with_overrides(config, self.overrides)
+
+    def trained_config(self) -> str:
+        return project_path(self.wrapper_path) if self.fields else self.config
+
+    def write_wrapper(self) -> None:
+        if self.fields:
+            os.makedirs(os.path.dirname(self.wrapper_path), exist_ok=True)
+            with open(self.wrapper_path, "w", encoding="utf-8") as handle:
+                handle.write(self.wrapper_text())
 
     def command(self) -> List[str]:
         return [
@@ -68,11 +123,11 @@ class Run:
             "-m",
             "allennlp",
             "train",
-            self.config,
+            self.trained_config(),
             "-s",
             self.serialization_dir,
             "--include-package",
-            "elmo_plugin",
+            PACKAGE,
             "-o",
             json.dumps(self.overrides, sort_keys=True),
             "--file-friendly-logging",
@@ -82,9 +137,10 @@ class Run:
 
 @dataclass
 class Result:
-    """What a run left: its final metrics and wall-clock, or why it has none. A result that
-    stands for several runs of the same settings at other seeds (`seeds` of them) holds their
-    mean metrics, summed wall-clock and, in `spread`, each metric's sample standard deviation."""
+    """What a run left: its final metrics, per-epoch values and wall-clock, or why it has none.
+    A result that stands for several runs of the same settings at other seeds (`seeds` of
+    them) holds their mean metrics, summed wall-clock and, in `spread`, each metric's sample
+    standard deviation."""
 
     run: Run
     metrics: Dict[str, Any] = field(default_factory=dict)
@@ -94,6 +150,8 @@ class Result:
     seeds: int = 1
     spread: Dict[str, float] = field(default_factory=dict)
     environment: Optional[str] = None
+    epochs: Dict[str, List[float]] = field(default_factory=dict)
+    facts: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -117,31 +175,84 @@ def shell_command(run: Run, threads: int) -> str:
     return f"OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} " + shlex.join(run.command())
 
 
-def finished(run: Run) -> Optional[Result]:
-    """The run's result if its dir holds one made with the same config and overrides."""
-    record_path = os.path.join(run.serialization_dir, RUN_RECORD)
-    metrics_path = os.path.join(run.serialization_dir, "metrics.json")
-    if not (os.path.isfile(record_path) and os.path.isfile(metrics_path)):
-        return None
-    with open(record_path, encoding="utf-8") as handle:
-        record = json.load(handle)
-    if record.get("settings") != json.loads(json.dumps(run.settings)):
-        return None
-    digest = record.get("config_digest")  # none in records written before digests were kept
-    if digest is not None and digest != run.config_digest():
-        return None
-    with open(metrics_path, encoding="utf-8") as handle:
-        metrics = json.load(handle)
-    return Result(
-        run, metrics, record["wall_clock_s"], cached=True, environment=record.get("environment")
+def look_up(run: Run) -> Tuple[Optional[Result], Optional[str]]:
+    """The run's result if its task's scores file has a record of it with the same effective
+    config; else None and, when there is a record, why it does not count (which keys of the
+    config differ)."""
+    record = records.find(run.records_file, run.record_name)
+    if record is None:
+        return None, None
+    recorded = records.checked_config(run.records_file, run.record_name, record)
+    current = run.effective_config()
+    if configs.identity(recorded) != configs.identity(current):
+        return None, (
+            f"its record in {project_path(run.records_file)} was trained with another config "
+            f"({configs.differences(recorded, current)})"
+        )
+    result = Result(
+        run,
+        record["metrics"],
+        record["wall_clock_s"],
+        cached=True,
+        environment=record.get("environment"),
+        epochs=record.get("epochs", {}),
+        facts=record.get("facts", {}),
     )
+    return result, None
+
+
+def finished(run: Run) -> Optional[Result]:
+    return look_up(run)[0]
+
+
+def epoch_files(serialization_dir: str) -> List[str]:
+    """The dir's `metrics_epoch_*.json` in epoch order (epoch 10 after 9, not after 1)."""
+    names = [name for name in os.listdir(serialization_dir) if _EPOCH_FILE.fullmatch(name)]
+    names.sort(key=lambda name: int(_EPOCH_FILE.fullmatch(name).group(1)))  # type: ignore
+    return [os.path.join(serialization_dir, name) for name in names]
+
+
+_EPOCH_FILE = re.compile(r"metrics_epoch_(\d+)\.json")
+
+
+def epoch_values(serialization_dir: str, keys: Sequence[str]) -> Dict[str, List[float]]:
+    """Each of `keys` after every epoch, from the dir's `metrics_epoch_*.json`."""
+    values: Dict[str, List[float]] = {key: [] for key in keys}
+    for path in epoch_files(serialization_dir):
+        with open(path, encoding="utf-8") as handle:
+            metrics = json.load(handle)
+        for key in keys:
+            if key in metrics:
+                values[key].append(metrics[key])
+    return {key: series for key, series in values.items() if series}
+
+
+def record_of(
+    run: Run, wall_clock_s: float, threads: int, config: Config, environment: str
+) -> Tuple[records.Record, Config]:
+    """The record of a run trained into its serialization dir, and its base config."""
+    with open(os.path.join(run.serialization_dir, "metrics.json"), encoding="utf-8") as handle:
+        metrics = json.load(handle)
+    base = run.base_config()
+    record = records.new_record(
+        run.settings,
+        base,
+        config,
+        wall_clock_s=wall_clock_s,
+        threads=threads,
+        environment=environment,
+        metrics=metrics,
+        epochs=epoch_values(run.serialization_dir, run.epoch_metrics),
+        facts=run.facts,
+    )
+    return record, base
 
 
 def train(run: Run, threads: int) -> Result:
     """Trains the run in a fresh process and records it; a failure is returned, not raised,
     so the other runs of a job go on."""
     os.makedirs(os.path.dirname(run.serialization_dir), exist_ok=True)
-    digest = run.config_digest()
+    run.write_wrapper()
     start = time.perf_counter()
     with open(run.log_path, "w", encoding="utf-8") as log:
         process = subprocess.run(
@@ -156,24 +267,34 @@ def train(run: Run, threads: int) -> Result:
         return Result(
             run, wall_clock_s=wall_clock_s, error=f"exit {process.returncode}, see {run.log_path}"
         )
-    record = {
-        "settings": run.settings,
-        "config_digest": digest,
-        "wall_clock_s": wall_clock_s,
-        "threads": threads,
-        "environment": software_environment(),
-    }
-    with open(os.path.join(run.serialization_dir, RUN_RECORD), "w", encoding="utf-8") as handle:
-        json.dump(record, handle, indent=2)
-    with open(os.path.join(run.serialization_dir, "metrics.json"), encoding="utf-8") as handle:
-        return Result(run, json.load(handle), wall_clock_s, environment=record["environment"])
+    # The config AllenNLP trained, as it saved it: the record's, and so the run's identity.
+    with open(os.path.join(run.serialization_dir, "config.json"), encoding="utf-8") as handle:
+        trained = json.load(handle)
+    environment = software_environment()
+    record, base = record_of(run, wall_clock_s, threads, trained, environment)
+    records.add(run.records_file, run.record_name, record, base)
+    result = Result(
+        run,
+        record["metrics"],
+        wall_clock_s,
+        environment=environment,
+        epochs=record.get("epochs", {}),
+        facts=run.facts,
+    )
+    if configs.identity(trained) != configs.identity(run.effective_config()):
+        result.error = (
+            "AllenNLP trained another config than the one the run's identity is taken from "
+            f"({configs.differences(run.effective_config(), trained)}): it would train again"
+        )
+    return result
 
 
 class Runner:
     """Trains runs `parallel` at a time, each on `threads` threads, and remembers every result
     of this job, so a run that several tables share trains once even with `force` (which
-    retrains runs finished by an earlier job). With `dry_run` it reports the commands instead.
-    """
+    retrains runs finished by an earlier job). With `dry_run` it lists the commands instead
+    (writing the wrapper configs they train, so each runs as printed); with `records_only` it
+    neither trains nor lists: a run without a record is a result with an error."""
 
     def __init__(
         self,
@@ -182,8 +303,10 @@ class Runner:
         force: bool = False,
         dry_run: bool = False,
         report: Optional[Callable[[str], None]] = None,
+        records_only: bool = False,
     ) -> None:
         self.parallel, self.threads, self.force, self.dry_run = parallel, threads, force, dry_run
+        self.records_only = records_only
         self.report = report or (lambda line: print(line, file=sys.stderr, flush=True))
         self.results: Dict[str, Result] = {}
         self.trained: List[str] = []  # names, in the order they were trained
@@ -191,18 +314,24 @@ class Runner:
     def results_of(self, runs: Iterable[Run]) -> Dict[str, Result]:
         """The results of `runs` by name, training those that have none yet."""
         runs = list(runs)
-        to_train = []
+        to_train: List[Run] = []
         for run in runs:
-            if run.name in self.results:
+            if run.name in self.results or run.name in {other.name for other in to_train}:
                 continue
-            result = None if self.force else finished(run)
-            if result is None:
-                to_train.append(run)
-            else:
+            result, why = (None, None) if self.force else look_up(run)
+            if result is not None:
                 self.results[run.name] = result
-                self.report(f"cached   {run.name} ({run.serialization_dir})")
-        if self.dry_run:
+                self.report(f"cached   {run.name} ({project_path(run.records_file)})")
+                continue
+            if why is not None:
+                self.report(f"stale    {run.name}: {why}")
+            to_train.append(run)
+        if self.records_only:
             for run in to_train:
+                self.results[run.name] = Result(run, error="no record")
+        elif self.dry_run:
+            for run in to_train:
+                run.write_wrapper()
                 print(shell_command(run, self.threads), flush=True)
                 self.results[run.name] = Result(run, error="not trained (dry run)")
         else:

@@ -2,7 +2,15 @@
 
 import os
 import random
+import re
 from typing import List
+
+# A sample's file name: its task, percent of the sentences and seed, which fix its sentences.
+SAMPLE_FILE = re.compile(r"(?P<task>\w+)_train_(?P<percent>[\d.]+)pct_seed(?P<seed>\d+)\.txt")
+
+
+def sample_file_name(task: str, fraction: float, seed: int) -> str:
+    return f"{task}_train_{100 * fraction:g}pct_seed{seed}.txt"
 
 
 def conll_sentences(path: str) -> List[str]:

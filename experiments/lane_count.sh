@@ -5,7 +5,7 @@
 # (default 1,280,000: 500 batches of 128 lanes), one thread per run, two runs at a time.
 # A finished run (its metrics.json) is kept; an interrupted one starts again.
 #   bash experiments/lane_count.sh        # runs in runs/lane_count (kept out of git)
-#   python experiments/lane_count_table.py runs/lane_count --keep   # records and table.md in experiments/results/lane_count
+#   python experiments/lane_count_table.py runs/lane_count --keep   # records: experiments/results/lane_count/runs.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tokens=${TOKENS:-1280000}

@@ -1,21 +1,24 @@
 """
 The table of experiments/lane_count.sh's runs: held-out perplexity after the same number of
 training tokens at each lane count and learning rate, from each run's config and metrics.
-With `--keep`, each run's record (its `config.json` as `run.json`, and `metrics.json`) is
-copied to experiments/results/lane_count/, which git keeps, and the table written beside them.
+With `--keep`, each finished run's record (its config and final metrics) goes into
+experiments/results/lane_count/runs.json, which git keeps; docs/pretraining.md's table is
+rendered from it (experiments/render_docs.py).
 
-    python experiments/lane_count_table.py runs/lane_count --keep
-    python experiments/lane_count_table.py experiments/results/lane_count   # from the records
+    python experiments/lane_count_table.py runs/lane_count --keep   # from the runs, kept
+    python experiments/lane_count_table.py                          # from the records
 """
 
 import glob
 import json
 import os
-import shutil
 import sys
-from typing import Dict, List
+from typing import Any, Dict, List
+
+from elmo_plugin.elmo.atomic_files import replaced_when_complete
 
 RECORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "lane_count")
+RECORDS_FILE = os.path.join(RECORDS, "runs.json")
 
 
 def _config_file(directory: str) -> str:
@@ -23,11 +26,17 @@ def _config_file(directory: str) -> str:
     return config if os.path.isfile(config) else os.path.join(directory, "run.json")
 
 
-def run_row(directory: str) -> Dict:
+def read_run(directory: str) -> Dict[str, Any]:
+    """A finished run's record: the config it trained and its final metrics."""
     with open(_config_file(directory), encoding="utf-8") as handle:
         config = json.load(handle)
     with open(os.path.join(directory, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)
+    return {"config": config, "metrics": metrics}
+
+
+def run_row(record: Dict[str, Any]) -> Dict[str, Any]:
+    config, metrics = record["config"], record["metrics"]
     lanes = config["data_loader"]["batch_size"]
     batches = config["data_loader"]["batches_per_epoch"]
     return {
@@ -42,7 +51,12 @@ def run_row(directory: str) -> Dict:
     }
 
 
-def table(rows: List[Dict]) -> str:
+def rows_of_records(path: str = RECORDS_FILE) -> List[Dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [run_row(record) for record in json.load(handle)["runs"].values()]
+
+
+def table(rows: List[Dict[str, Any]]) -> str:
     lines = [
         "| lanes | learning rate | tokens | steps | held-out perplexity (fwd / bwd / both) "
         "| training time |",
@@ -58,37 +72,31 @@ def table(rows: List[Dict]) -> str:
 
 
 def keep_records(finished: List[str]) -> None:
-    for directory in finished:
-        kept = os.path.join(RECORDS, os.path.basename(directory))
-        os.makedirs(kept, exist_ok=True)
-        shutil.copyfile(_config_file(directory), os.path.join(kept, "run.json"))
-        shutil.copyfile(os.path.join(directory, "metrics.json"), os.path.join(kept, "metrics.json"))
-
-
-def render(finished: List[str]) -> str:
-    return (
-        "bilm_wikipedia_cpu.jsonnet's model with the paper's recipe (packed windows of 20 "
-        "tokens, Adagrad, gradient norm 10, sparse softmax gradient, bfloat16), the same number "
-        "of training tokens at each lane count; held-out perplexity with the full softmax on the "
-        "first 1,000 sentences of the Wikipedia valid split (`experiments/lane_count.sh`, current "
-        "profile, one thread a run).\n\n"
-        + table([run_row(directory) for directory in finished])
-        + "\n"
-    )
+    """Adds the finished runs' records to RECORDS_FILE (written atomically)."""
+    runs: Dict[str, Any] = {}
+    if os.path.isfile(RECORDS_FILE):
+        with open(RECORDS_FILE, encoding="utf-8") as handle:
+            runs = json.load(handle)["runs"]
+    runs.update({os.path.basename(directory): read_run(directory) for directory in finished})
+    os.makedirs(RECORDS, exist_ok=True)
+    with replaced_when_complete(RECORDS_FILE) as partial:
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump({"runs": runs}, handle, indent=1, sort_keys=True)
+            handle.write("\n")
 
 
 def main(results: str, keep: bool) -> None:
+    if os.path.isfile(results):
+        print(table(rows_of_records(results)))
+        return
     finished = sorted(
         os.path.dirname(path) for path in glob.glob(os.path.join(results, "*", "metrics.json"))
     )
-    text = render(finished)
     if keep:
         keep_records(finished)
-        with open(os.path.join(RECORDS, "table.md"), "w", encoding="utf-8") as handle:
-            handle.write(text)
-    print(text, end="")
+    print(table([run_row(read_run(directory)) for directory in finished]))
 
 
 if __name__ == "__main__":
     arguments = [a for a in sys.argv[1:] if a != "--keep"]
-    main(arguments[0] if arguments else "runs/lane_count", "--keep" in sys.argv[1:])
+    main(arguments[0] if arguments else RECORDS_FILE, "--keep" in sys.argv[1:])

@@ -29,9 +29,13 @@ trains once. With `--extra-seeds S ...` every cell is trained again at each seed
 `<run>_seed<S>`) and shows the mean ± sample standard deviation over the seeds. Each table's
 markdown goes to `<output-dir>/<table>.md` and to stdout: the table, the runs behind it (test
 and dev scores, wall-clock, whether read from an earlier job) and the wall-clock the table took.
-Finished runs are kept (a run's dir holds `metrics.json` and `run.json`) and not trained again
-unless `--force`, so an interrupted job resumes when started again with the same options; a run
-whose settings or config file changed trains again.
+A finished run leaves a record in its task's scores file, `<records>/<task>.json` (its settings
+and effective config, wall-clock, final metrics and the per-epoch values the tables show), and
+is read back from it, not trained again, unless `--force`: an interrupted job resumes when
+started again with the same options, and with `--records experiments/results/paper_tables`
+(git keeps those files) a fresh clone renders every table at once. A run whose effective config
+(the config as AllenNLP trains it) is not the recorded one trains again, naming the keys that
+differ.
 
 sample_efficiency trains on a seeded sample of a fraction f of the CoNLL-2003 training
 sentences (written to `<output-dir>/data/`) for epochs / f epochs, as many updates as the full
@@ -79,7 +83,18 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument(
         "--bilm-weights", default="elmo_plugin/pretrained/elmo_wikipedia_512x128/weights.hdf5"
     )
-    parser.add_argument("--output-dir", default="runs/paper_tables")
+    parser.add_argument(
+        "--output-dir",
+        default="runs/paper_tables",
+        help="where the runs train (a dir a run, `<task>/<run>`) and each table's report goes",
+    )
+    parser.add_argument(
+        "--records",
+        metavar="DIR",
+        help="where each task's scores file, `<task>.json`, keeps the records of its finished "
+        "runs, read back instead of training them again (default: the output dir); "
+        "`make tables` keeps them in git, in experiments/results/paper_tables",
+    )
     parser.add_argument(
         "--tasks",
         nargs="+",

@@ -4,6 +4,7 @@ into `allennlp train` runs with the budgets, data, biLM and seeds of a job.
 """
 
 import argparse
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -14,6 +15,7 @@ from experiments.allennlp_runs import PROJECT_ROOT, Run, project_path
 from experiments.conll import (
     conll_sentences,
     entity_tags,
+    sample_file_name,
     sample_sentences,
     sample_size,
     write_sentences,
@@ -21,6 +23,8 @@ from experiments.conll import (
 from experiments.tasks import TASKS, Task, budgets_with, task_overrides
 
 DEFAULT_LAMBDA = 0.001
+# The task whose training data sample_efficiency samples (CoNLL-2003 sentences).
+SAMPLED_TASK = "ner"
 SEED_KEYS, ALLENNLP_SEEDS = ("random_seed", "numpy_seed", "pytorch_seed"), (13370, 1337, 133)
 
 
@@ -54,6 +58,8 @@ class Plan:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.output_dir = os.path.abspath(args.output_dir)
+        # The scores files, one a task (experiments/records.py).
+        self.records_dir = os.path.abspath(args.records or args.output_dir)
         # AllenNLP's defaults unless --seed, so a run gets the seeds a plain `allennlp train` would.
         seeds = [args.seed] * 3 if args.seed is not None else ALLENNLP_SEEDS
         self.seeds = dict(zip(SEED_KEYS, seeds))
@@ -111,8 +117,26 @@ class Plan:
             name += f"_{100 * fraction:g}pct"
         name += "" if seed is None else f"_seed{seed}"
         overrides.update({"evaluate_on_test": True, **seeds})
-        serialization_dir = os.path.join(self.output_dir, task_name, name)
-        return Run(f"{task_name}/{name}", task.config_file(variant), overrides, serialization_dir)
+        return Run(
+            f"{task_name}/{name}",
+            task.config_file(variant),
+            overrides,
+            os.path.join(self.output_dir, task_name, name),
+            records=os.path.join(self.records_dir, f"{task_name}.json"),
+            epoch_metrics=(task.epoch_curve_metric,),
+            facts=self.facts(task, overrides, fraction),
+        )
+
+    def facts(self, task: Task, overrides: Dict[str, Any], fraction: float) -> Dict[str, Any]:
+        """What the tables show of a run's data: the number of training sentences of the
+        sampled task's runs, counted when its training data is here (else the record has it)."""
+        if task.name != SAMPLED_TASK:
+            return {}
+        try:
+            sentences = self.training_sentences(task, self.extra_overrides[task.name])
+        except FileNotFoundError:
+            return {}
+        return {"training_sentences": sample_size(len(sentences), fraction)}
 
     def subsample_overrides(
         self, task: Task, overrides: Dict[str, Any], fraction: float, seed: int
@@ -120,8 +144,7 @@ class Plan:
         """A sample of the training sentences for `fraction` drawn with `seed` (written unless
         this is a dry run), trained for as many updates as the full set, up to
         subsample_max_epochs."""
-        file_name = f"{task.name}_train_{100 * fraction:g}pct_seed{seed}.txt"
-        sample = os.path.join(self.output_dir, "data", file_name)
+        sample = os.path.join(self.output_dir, "data", sample_file_name(task.name, fraction, seed))
         if not self.dry_run:
             sentences = self.training_sentences(task, overrides)
             write_sentences(sample_sentences(sentences, fraction, seed), sample)
@@ -144,8 +167,9 @@ class Plan:
         source = overrides.get("train_data_path") or task.config_value(
             "baseline", "train_data_path"
         )
-        return conll_sentences(os.path.join(PROJECT_ROOT, source))
+        return _sentences(os.path.join(PROJECT_ROOT, source))
 
-    def training_sentence_count(self, task_name: str, fraction: float) -> int:
-        sentences = self.training_sentences(TASKS[task_name], self.extra_overrides[task_name])
-        return sample_size(len(sentences), fraction)
+
+@functools.lru_cache(maxsize=8)
+def _sentences(path: str) -> List[str]:
+    return conll_sentences(path)

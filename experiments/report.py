@@ -4,7 +4,7 @@ from collections import Counter
 from typing import List, Sequence
 
 from experiments.allennlp_runs import Result, Runner
-from experiments.markdown import markdown_table, minutes
+from experiments.markdown import Table, markdown_table, minutes
 from experiments.planning import Plan
 from experiments.scores import dev_score, test_score
 
@@ -21,7 +21,8 @@ TITLES = {
 }
 
 
-def runs_table(results: Sequence[Result]) -> str:
+def runs_table(results: Sequence[Result], trained_in: bool = True) -> str:
+    """A row a run: its scores, epochs, wall-clock and (`trained_in`) which job trained it."""
     rows = [
         [
             f"`{result.run.name}`",
@@ -29,16 +30,17 @@ def runs_table(results: Sequence[Result]) -> str:
             test_score(result),
             str(result.metrics.get("epoch", -1) + 1) if result.ok else "-",
             minutes(result.wall_clock_s),
-            "earlier job" if result.cached else "this job",
         ]
+        + (["earlier job" if result.cached else "this job"] if trained_in else [])
         for result in results
     ]
-    return markdown_table(["run", "best dev", "test", "epochs", "wall-clock", "trained in"], rows)
+    header = ["run", "best dev", "test", "epochs", "wall-clock"]
+    return markdown_table(header + (["trained in"] if trained_in else []), rows)
 
 
 def report_table(
     table: str,
-    body: str,
+    body: Table,
     results: List[Result],
     seconds: float,
     trained: int,
@@ -52,7 +54,7 @@ def report_table(
         [
             f"## {TITLES[table]}",
             "",
-            body,
+            body.markdown(),
             "",
             f"biLM: {plan.bilm.description()}; {seeds_text(plan, table)}; "
             f"{runner.threads} thread(s) a run, {runner.parallel} run(s) at a time.",

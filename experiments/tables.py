@@ -1,6 +1,5 @@
 """The paper's tables in miniature: each table's runs, trained by a Runner, as markdown."""
 
-import json
 import os
 import statistics
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -9,8 +8,8 @@ from elmo_plugin.elmo.layer_weight_names import GAMMA
 
 from experiments import plot_layer_weights
 from experiments.allennlp_runs import Result, Run, Runner
-from experiments.markdown import markdown_table
-from experiments.planning import DEFAULT_LAMBDA, Plan
+from experiments.markdown import Table
+from experiments.planning import DEFAULT_LAMBDA, SAMPLED_TASK, Plan
 from experiments.scores import (
     dev_and_test,
     dev_score,
@@ -40,7 +39,9 @@ FINETUNED_DTYPE = "bfloat16"
 
 class PaperTables:
     """Builds each table's runs with `plan`, trains them with `runner`, and renders them.
-    `tasks` (None: each table's own) chooses the tasks of table1, table2, table3 and figure2."""
+    `tasks` (None: each table's own) chooses the tasks of table1, table2, table3 and figure2;
+    figure2 draws its chart into `figure` (None: no chart). With `complete_rows_only`, a row
+    with a run that has no result is left out."""
 
     def __init__(
         self,
@@ -48,10 +49,17 @@ class PaperTables:
         runner: Runner,
         tasks: Optional[Sequence[str]],
         fractions: Sequence[float],
-        figure: str,
+        figure: Optional[str],
+        complete_rows_only: bool = False,
     ) -> None:
         self.plan, self.runner, self.chosen_tasks = plan, runner, tasks
         self.fractions, self.figure = sorted(fractions), figure
+        self.complete_rows_only = complete_rows_only
+
+    def shown(self, *cells: Result) -> bool:
+        """Whether a row of these cells is shown: always, or with `complete_rows_only` (the
+        docs, rendered from the records) only when every run behind them has a result."""
+        return not self.complete_rows_only or all(cell.ok for cell in cells)
 
     def tasks(self, table: str) -> List[str]:
         chosen = DEFAULT_TASKS[table] if self.chosen_tasks is None else self.chosen_tasks
@@ -61,7 +69,7 @@ class PaperTables:
             chosen = [name for name in chosen if TASKS[name].input_elmo is not None]
         if table == "finetuned":
             chosen = [name for name in chosen if TASKS[name].finetuned_elmo is not None]
-        return task_names(chosen)
+        return task_names(list(chosen))
 
     def cell_results(self, cells: List[List[Run]]) -> Tuple[List[Result], List[Result]]:
         """Trains every run of `cells` (a cell: the same settings at each seed of the job) and
@@ -80,13 +88,13 @@ class PaperTables:
             variants.append((task.finetuned_elmo, FINETUNED_DTYPE))
         return variants
 
-    def table1(self) -> Tuple[str, List[Result]]:
+    def table1(self) -> Tuple[Table, List[Result]]:
         names = self.tasks("table1")
         return self.against_baselines(
             [(name, TASKS[name].table1_elmo, "float32") for name in names]
         )
 
-    def finetuned(self) -> Tuple[str, List[Result]]:
+    def finetuned(self) -> Tuple[Table, List[Result]]:
         """Not the paper's, which keeps the biLM frozen: table 1's row of each task with a
         fine-tuned variant, then that variant's row against the same baseline runs."""
         names = self.tasks("finetuned")
@@ -94,7 +102,7 @@ class PaperTables:
             [(name, *variant) for name in names for variant in self.elmo_variants(name)]
         )
 
-    def against_baselines(self, variants: List[Tuple[str, str, str]]) -> Tuple[str, List[Result]]:
+    def against_baselines(self, variants: List[Tuple[str, str, str]]) -> Tuple[Table, List[Result]]:
         """A row per (task, +ELMo variant, compute dtype) against the task's baseline runs."""
         names = list(dict.fromkeys(name for name, _, _ in variants))
         baseline_cells = [self.plan.runs(name, "baseline") for name in names]
@@ -109,6 +117,8 @@ class PaperTables:
         ):
             task = TASKS[name]
             baseline_runs, base = baselines[name]
+            if not self.shown(base, with_elmo):
+                continue
             at_each_seed = self.increases_at_each_seed(baseline_runs, elmo_runs)
             rows.append(
                 [
@@ -136,21 +146,26 @@ class PaperTables:
             + (["increase at each seed"] if self.plan.extra_seeds else [])
             + ["best dev: baseline / +ELMo", "ELMo variant", "budget"]
         )
-        return markdown_table(header, rows), results
+        return Table(header, rows), results
 
-    def table2(self) -> Tuple[str, List[Result]]:
+    def table2(self) -> Tuple[Table, List[Result]]:
+        def cells(name: str) -> List[List[Run]]:
+            variant = TASKS[name].input_elmo
+            assert variant is not None  # self.tasks("table2") keeps the tasks that have one
+            return [
+                self.plan.runs(name, "baseline"),
+                self.plan.runs(name, variant, top_layer_only=True),
+                self.plan.runs(name, variant, regularization=1.0),
+                self.plan.runs(name, variant, regularization=DEFAULT_LAMBDA),
+            ]
+
         return self.dev_and_test_table(
             "table2",
-            lambda name: [
-                self.plan.runs(name, "baseline"),
-                self.plan.runs(name, TASKS[name].input_elmo, top_layer_only=True),
-                self.plan.runs(name, TASKS[name].input_elmo, regularization=1.0),
-                self.plan.runs(name, TASKS[name].input_elmo, regularization=DEFAULT_LAMBDA),
-            ],
+            cells,
             ["baseline", "last only", "all layers, λ=1", "all layers, λ=0.001"],
         )
 
-    def table3(self) -> Tuple[str, List[Result]]:
+    def table3(self) -> Tuple[Table, List[Result]]:
         variants = ["baseline", "elmo_input", "elmo_input_output", "elmo_output"]
         return self.dev_and_test_table(
             "table3",
@@ -160,23 +175,25 @@ class PaperTables:
 
     def dev_and_test_table(
         self, table: str, cells_of: Callable[[str], List[List[Run]]], columns: List[str]
-    ) -> Tuple[str, List[Result]]:
+    ) -> Tuple[Table, List[Result]]:
         """A row per task, a column per cell: dev / test scores."""
         rows, all_results = [], []
         for name in self.tasks(table):
             cell_results, results = self.cell_results(cells_of(name))
             all_results += results
+            if not self.shown(*cell_results):
+                continue
             task = TASKS[name]
             rows.append(
                 [task.title, f"dev / test {task.metric_name}"]
                 + [dev_and_test(result) for result in cell_results]
                 + [self.budget_text(name)]
             )
-        return markdown_table(["task", "metric"] + columns + ["budget"], rows), all_results
+        return Table(["task", "metric"] + columns + ["budget"], rows), all_results
 
-    def sample_efficiency(self) -> Tuple[str, List[Result]]:
+    def sample_efficiency(self) -> Tuple[Table, List[Result]]:
         cells = [
-            self.plan.runs("ner", variant, fraction=fraction)
+            self.plan.runs(SAMPLED_TASK, variant, fraction=fraction)
             for fraction in self.fractions
             for variant in ("baseline", "elmo")
         ]
@@ -185,10 +202,16 @@ class PaperTables:
         for fraction, baseline_runs, base, with_elmo in zip(
             self.fractions, cells[::2], cell_results[::2], cell_results[1::2]
         ):
+            if not self.shown(base, with_elmo):
+                continue
             rows.append(
                 [
                     f"{100 * fraction:g}%",
-                    str(self.plan.training_sentence_count("ner", fraction)),
+                    str(
+                        self.runner.results[baseline_runs[0].name].facts.get(
+                            "training_sentences", "-"
+                        )
+                    ),
                     str(baseline_runs[0].overrides["trainer.num_epochs"]),
                     test_score(base),
                     test_score(with_elmo),
@@ -203,26 +226,29 @@ class PaperTables:
             "+ELMo test F1",
             "increase (absolute / relative error reduction)",
         ]
-        return markdown_table(header, rows), results
+        return Table(header, rows), results
 
-    def figure2(self) -> Tuple[str, List[Result]]:
+    def figure2(self) -> Tuple[Table, List[Result]]:
         runs = [self.plan.run(name, TASKS[name].table1_elmo) for name in self.tasks("figure2")]
         results = list(self.runner.results_of(runs).values())
         groups = [group for result in results if result.ok for group in layer_weight_groups(result)]
         if not groups:
-            return "(no finished +ELMo run to draw)", results
-        os.makedirs(os.path.dirname(os.path.abspath(self.figure)), exist_ok=True)
-        title = "Learned ELMo layer weights softmax(s) per task (best epoch)"
-        plot_layer_weights.draw(groups, title, self.figure)
+            return Table([], [], "(no finished +ELMo run to draw)"), results
+        if self.figure is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(self.figure)), exist_ok=True)
+            title = "Learned ELMo layer weights softmax(s) per task (best epoch)"
+            plot_layer_weights.draw(groups, title, self.figure)
         layers = plot_layer_weights.layer_names(groups) + [GAMMA]
         rows = [
             [name] + [f"{mix.get(layer, float('nan')):.3f}" for layer in layers]
             for name, mix in groups
         ]
+        if self.figure is None:
+            return Table(["task"] + layers, rows), results
         image = os.path.relpath(os.path.abspath(self.figure), self.plan.output_dir)
-        return markdown_table(["task"] + layers, rows) + f"\n\n![layer weights]({image})", results
+        return Table(["task"] + layers, rows, f"![layer weights]({image})"), results
 
-    def convergence(self) -> Tuple[str, List[Result]]:
+    def convergence(self) -> Tuple[Table, List[Result]]:
         """How far table 1's runs are from converged: each cell's dev score after every epoch
         (the mean over its seeds), its best epoch and what its last epoch added."""
         rows, all_results = [], []
@@ -234,16 +260,19 @@ class PaperTables:
             ]
             all_results += self.cell_results(cells)[1]
             for (variant, _), cell in zip(variants, cells):
-                curve = mean_epoch_curve(cell, task.epoch_curve_metric)
+                results = [self.runner.results[run.name] for run in cell]
+                if not self.shown(*results):
+                    continue
+                curve = mean_epoch_curve(results, task.epoch_curve_metric)
                 rows.append(
                     [task.title, variant, task.epoch_curve_metric]
                     + curve_summary(curve)
                     + [self.budget_text(name)]
                 )
         header = ["task", "run", "metric", "after each epoch", "best epoch", "last epoch's change"]
-        return markdown_table(header + ["budget"], rows), all_results
+        return Table(header + ["budget"], rows), all_results
 
-    def bfloat16(self) -> Tuple[str, List[Result]]:
+    def bfloat16(self) -> Tuple[Table, List[Result]]:
         """Each task's table-1 +ELMo run with ELMo in float32 (the same runs as table1's)
         against ELMo in bfloat16, at the same seeds: what `compute_dtype` costs downstream."""
         rows, all_results = [], []
@@ -255,6 +284,8 @@ class PaperTables:
             ]
             (exact, reduced), results = self.cell_results(cells)
             all_results += results
+            if not self.shown(exact, reduced):
+                continue
             at_each_seed = self.increases_at_each_seed(*cells)
             rows.append(
                 [
@@ -282,7 +313,7 @@ class PaperTables:
             "ELMo variant",
             "budget",
         ]
-        return markdown_table(header, rows), all_results
+        return Table(header, rows), all_results
 
     def increases_at_each_seed(self, first_runs: List[Run], second_runs: List[Run]) -> str:
         """The headline score of each second run minus its first run's, seed by seed."""
@@ -299,19 +330,15 @@ class PaperTables:
         )
 
 
-def epoch_curve(run: Run, key: str) -> List[float]:
-    """`key` in percent after each epoch of a finished run (its `metrics_epoch_*.json`)."""
-    curve = []
-    for path in plot_layer_weights.epoch_metrics_files(run.serialization_dir):
-        with open(path, encoding="utf-8") as handle:
-            curve.append(100 * json.load(handle)[key])
-    return curve
+def epoch_curve(result: Result, key: str) -> List[float]:
+    """`key` in percent after each epoch of a finished run (as its record keeps it)."""
+    return [100 * value for value in result.epochs.get(key, [])] if result.ok else []
 
 
-def mean_epoch_curve(runs: Sequence[Run], key: str) -> List[float]:
+def mean_epoch_curve(results: Sequence[Result], key: str) -> List[float]:
     """The runs' curves averaged epoch by epoch, up to the last epoch every run reached (early
     stopping can end one seed before another)."""
-    curves = [epoch_curve(run, key) for run in runs]
+    curves = [epoch_curve(result, key) for result in results]
     return [statistics.mean(values) for values in zip(*curves)]
 
 

@@ -4,6 +4,7 @@ and the metrics their tables show. Where a knob or an ELMo setting goes in a tas
 task_knobs.jsonnet's knowledge: this module passes it the knobs and gets the overrides.
 """
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -43,8 +44,7 @@ class Task:
 
     def config_value(self, variant: str, key: str) -> Any:
         """A top-level field of the variant's config as jsonnet evaluates it."""
-        path = os.path.join(PROJECT_ROOT, self.config_file(variant))
-        return json.loads(_jsonnet.evaluate_file(path))[key]
+        return _evaluated(os.path.join(PROJECT_ROOT, self.config_file(variant)))[key]
 
     @property
     def epoch_curve_metric(self) -> str:
@@ -82,6 +82,11 @@ class Task:
     def _knobs(self, **knobs: Any) -> Dict[str, Any]:
         codes = {key: json.dumps(value) for key, value in dict(task=self.name, **knobs).items()}
         return json.loads(_jsonnet.evaluate_file(TASK_KNOBS, tla_codes=codes))
+
+
+@functools.lru_cache(maxsize=None)
+def _evaluated(path: str) -> Dict[str, Any]:
+    return json.loads(_jsonnet.evaluate_file(path))
 
 
 # Epoch budgets: as close to convergence as a few sessions of these 2 cores allow for all the

@@ -1,53 +1,193 @@
-"""experiments/allennlp_runs.py: when a finished run is read back instead of trained again."""
+"""experiments/allennlp_runs.py and records.py: when a finished run is read back from its task's
+scores file instead of trained again (its effective config is the recorded one), and why not."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from experiments.allennlp_runs import RUN_RECORD, Run, finished
+from experiments import configs, records
+from experiments.allennlp_runs import Result, Run, Runner, finished, look_up, record_of
+
+
+def write_run_dir(run: Run, epochs: int = 2) -> None:
+    """What `allennlp train` leaves in a run's dir: its config, final and per-epoch metrics."""
+    directory = Path(run.serialization_dir)
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text(json.dumps(run.effective_config()))
+    (directory / "metrics.json").write_text('{"test_accuracy": 0.5, "epoch": 1}')
+    for epoch in range(epochs):
+        (directory / f"metrics_epoch_{epoch}.json").write_text(
+            json.dumps({"validation_accuracy": 0.1 * (epoch + 1), "other": 1.0})
+        )
 
 
 @pytest.fixture
 def finished_run(tmp_path):
-    """A run whose dir holds its metrics and a record of its settings and config digest."""
+    """A run of a config with a hidden field, recorded as the Runner records a trained run."""
     config = tmp_path / "config.jsonnet"
-    config.write_text('local size = 3; {"model": {"size": size}}')
-    run = Run("task/run", str(config), {"trainer.num_epochs": 2}, str(tmp_path / "task" / "run"))
-    Path(run.serialization_dir).mkdir(parents=True)
-    (Path(run.serialization_dir) / "metrics.json").write_text('{"test_accuracy": 0.5}')
-    record = {"settings": run.settings, "config_digest": run.config_digest(), "wall_clock_s": 60.0}
-    (Path(run.serialization_dir) / RUN_RECORD).write_text(json.dumps(record))
+    config.write_text('{ size:: 3, "model": {"size": $.size, "name": "m"}, "trainer": {} }')
+    run = Run(
+        "task/run",
+        str(config),
+        {"trainer.num_epochs": 2},
+        str(tmp_path / "runs" / "task" / "run"),
+        fields={"size": 4},
+        records=str(tmp_path / "records" / "task.json"),
+        epoch_metrics=("validation_accuracy",),
+        facts={"training_sentences": 10},
+    )
+    write_run_dir(run)
+    record, base = record_of(run, 60.0, 1, run.effective_config(), "Python 3")
+    records.add(run.records_file, run.record_name, record, base)
     return run, config
 
 
-def test_a_finished_run_is_read_back(finished_run):
+def test_a_finished_run_is_read_back_from_its_record(finished_run):
     run, _ = finished_run
     result = finished(run)
-    assert (
-        result.cached and result.metrics == {"test_accuracy": 0.5} and result.wall_clock_s == 60.0
-    )
+    assert result.cached and result.metrics == {"test_accuracy": 0.5, "epoch": 1}
+    assert result.wall_clock_s == 60.0 and result.facts == {"training_sentences": 10}
+    assert result.epochs == {"validation_accuracy": pytest.approx([0.1, 0.2])}
+    # The record stands without the run's dir: the weights and logs are not needed again.
+    for path in Path(run.serialization_dir).iterdir():
+        path.unlink()
+    assert finished(run).metrics["test_accuracy"] == 0.5
 
 
-def test_a_run_whose_config_text_changed_trains_again(finished_run):
-    run, config = finished_run
-    config.write_text('local size = 4; {"model": {"size": size}}')
-    assert finished(run) is None
-
-
-def test_a_run_with_other_overrides_trains_again(finished_run):
+def test_the_record_keeps_the_effective_config_as_the_config_files_and_the_runs_changes(
+    finished_run,
+):
     run, _ = finished_run
-    assert (
-        finished(Run(run.name, run.config, {"trainer.num_epochs": 3}, run.serialization_dir))
-        is None
+    scores = json.loads(Path(run.records_file).read_text())
+    record = scores["runs"]["run"]
+    assert scores["configs"][record["base_config"]] == {
+        "model": {"size": 3, "name": "m"},
+        "trainer": {},
+    }
+    assert record["config_changes"] == {"/model/size": 4, "/trainer/num_epochs": 2}
+    assert records.effective_config(scores, record) == run.effective_config()
+    assert record["settings"] == {
+        "config": run.config,
+        "fields": {"size": 4},
+        "overrides": {"trainer.num_epochs": 2},
+    }
+
+
+def test_other_settings_with_the_same_effective_config_read_the_record_back(finished_run):
+    """Identity is the config AllenNLP trains, not how the run names its settings: the hidden
+    field as an override instead reads back the same record."""
+    run, _ = finished_run
+    same = Run(
+        run.name,
+        run.config,
+        {"trainer.num_epochs": 2, "model.size": 4},
+        run.serialization_dir,
+        records=run.records_file,
+    )
+    assert finished(same).metrics["test_accuracy"] == 0.5
+
+
+def test_a_run_whose_config_changed_trains_again_naming_the_keys(finished_run):
+    run, config = finished_run
+    config.write_text('{ size:: 3, "model": {"size": $.size, "name": "n"}, "trainer": {} }')
+    result, why = look_up(run)
+    assert result is None
+    assert 'model.name: "m" -> "n"' in why and "task.json" in why
+
+
+def test_a_run_with_other_overrides_trains_again_naming_the_keys(finished_run):
+    run, _ = finished_run
+    other = Run(
+        run.name,
+        run.config,
+        {"trainer.num_epochs": 3},
+        run.serialization_dir,
+        fields=run.fields,
+        records=run.records_file,
+    )
+    result, why = look_up(other)
+    assert result is None and why.endswith("(trainer.num_epochs: 2 -> 3)")
+    lines = []
+    Runner(dry_run=True, report=lines.append).results_of([other])
+    assert lines == [f"stale    task/run: {why}"]
+
+
+def test_a_run_without_a_record_trains(finished_run, tmp_path):
+    run, _ = finished_run
+    other = Run("task/other", run.config, {}, str(tmp_path / "runs" / "task" / "other"))
+    assert look_up(other) == (None, None)
+    # Its record would go to the task's scores file beside its runs.
+    assert other.records_file == str(tmp_path / "runs" / "task.json")
+
+
+def test_a_damaged_record_is_an_error_naming_it(finished_run):
+    run, _ = finished_run
+    scores = json.loads(Path(run.records_file).read_text())
+    scores["runs"]["run"]["config_changes"]["/model/size"] = 5
+    Path(run.records_file).write_text(json.dumps(scores))
+    with pytest.raises(ValueError, match="the record of run is damaged"):
+        finished(run)
+
+
+def test_records_of_one_task_share_its_file_and_its_configs(finished_run):
+    run, _ = finished_run
+    seed = Run(
+        "task/run_seed1",
+        run.config,
+        {"trainer.num_epochs": 2, "random_seed": 1},
+        run.serialization_dir + "_seed1",
+        fields=run.fields,
+        records=run.records_file,
+    )
+    write_run_dir(seed, epochs=1)
+    record, base = record_of(seed, 30.0, 1, seed.effective_config(), "Python 3")
+    records.add(seed.records_file, seed.record_name, record, base)
+    scores = json.loads(Path(run.records_file).read_text())
+    assert sorted(scores["runs"]) == ["run", "run_seed1"] and len(scores["configs"]) == 1
+    assert finished(run).wall_clock_s == 60.0 and finished(seed).wall_clock_s == 30.0
+    assert not list(Path(run.records_file).parent.glob("*.partial"))
+
+
+def test_the_wrapper_sets_the_hidden_fields_and_the_command_trains_it(finished_run):
+    run, _ = finished_run
+    text = run.wrapper_text()
+    assert f'(import "{run.config}") + {{' in text and "  size:: 4," in text
+    assert configs.evaluate(run.wrapper_path, text)["model"]["size"] == 4
+    command = run.command()
+    assert command[command.index("train") + 1] == run.wrapper_path
+    assert json.loads(command[command.index("-o") + 1]) == {"trainer.num_epochs": 2}
+
+
+def test_a_field_ending_in_plus_is_merged_into_the_configs():
+    text = configs.wrapper_text("c.jsonnet", {"settings+": {"a": 1}, "size": 2})
+    assert '  settings+:: {"a": 1},' in text and "  size:: 2," in text
+
+
+def test_changes_and_applied_are_inverse():
+    base = {"a": {"b": 1, "c": [1, 2], "d": {}}, "e": "x", "k.with.dots": {"f/g": 1}}
+    config = {"a": {"b": 2, "c": [1], "d": {"new": None}}, "k.with.dots": {"f/g": 1, "h": 2}}
+    changed, removed = configs.changes(base, config)
+    assert configs.applied(base, changed, removed) == config
+    assert removed == ["/a/d", "/e"] and changed["/k.with.dots/h"] == 2
+
+
+def test_a_sample_is_named_by_its_file_wherever_it_was_written():
+    one = {"train_data_path": "/old/clone/results/data/ner_train_1pct_seed1.txt"}
+    other = {"train_data_path": "runs/paper_tables/data/ner_train_1pct_seed1.txt"}
+    assert configs.identity(one) == configs.identity(other)
+    assert configs.identity(one) != configs.identity(
+        {"train_data_path": "runs/data/ner_train_1pct_seed2.txt"}
+    )
+    assert configs.identity({"train_data_path": "/a/train.txt"}) != configs.identity(
+        {"train_data_path": "/b/train.txt"}
     )
 
 
-def test_a_record_from_before_digests_were_kept_is_read_back(finished_run):
-    run, config = finished_run
-    record_path = Path(run.serialization_dir) / RUN_RECORD
-    record = json.loads(record_path.read_text())
-    del record["config_digest"]
-    record_path.write_text(json.dumps(record))
-    config.write_text('{"model": {"size": 5}}')
-    assert finished(run).metrics == {"test_accuracy": 0.5}
+def test_a_records_only_runner_neither_trains_nor_lists(finished_run, tmp_path, capsys):
+    run, _ = finished_run
+    other = Run("task/other", run.config, {}, str(tmp_path / "runs" / "task" / "other"))
+    results = Runner(records_only=True, report=lambda line: None).results_of([run, other])
+    assert results["task/run"].ok and results["task/other"].error == "no record"
+    assert capsys.readouterr().out == "" and not Path(other.serialization_dir).exists()
+    assert isinstance(results["task/run"], Result)

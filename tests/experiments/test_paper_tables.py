@@ -2,7 +2,7 @@
 experiments/paper_tables.py end to end on the fixtures, with the fixture biLM and tiny models
 trained one epoch: table3 (4 SNLI runs), sample_efficiency (NER on half and all of the
 fixture's sentences) and figure2 (drawn from the SNLI run table3 shares with table1), then
-the same job again, which reads every run back instead of training it.
+the same job again, which reads every run back from the records instead of training it.
 """
 
 import json
@@ -88,6 +88,11 @@ def job(tmp_path_factory):
     return output_dir, paper_tables_command(output_dir, *JOB)
 
 
+def record(output_dir: Path, task: str, run: str) -> dict:
+    """A run's record in its task's scores file (the records default to the output dir)."""
+    return json.loads((output_dir / f"{task}.json").read_text())["runs"][run]
+
+
 def rows_starting(markdown: str, first_cell: str) -> list:
     return [
         line.split("|")[1:-1]
@@ -136,12 +141,18 @@ def test_figure2_draws_the_layer_weights_of_both_snli_mixes(job):
 
 def test_a_second_job_reads_every_finished_run_back(job):
     output_dir, first = job
-    metrics = sorted(output_dir.glob("*/*/metrics.json"))
-    assert len(metrics) == 8
-    modified = [path.stat().st_mtime for path in metrics]
+    scores = sorted(output_dir.glob("*.json"))
+    assert [path.name for path in scores] == ["ner.json", "snli.json"]
+    assert sum(len(json.loads(path.read_text())["runs"]) for path in scores) == 8
+    modified = [path.stat().st_mtime for path in scores]
+    # The records are all a job reads back: not the runs' dirs.
+    for metrics in output_dir.glob("*/*/metrics.json"):
+        metrics.rename(metrics.with_name("metrics.moved"))
     second = paper_tables_command(output_dir, *JOB)
     assert "training " not in second.stderr and second.stderr.count("cached ") == 8
-    assert [path.stat().st_mtime for path in metrics] == modified
+    assert [path.stat().st_mtime for path in scores] == modified
+    for moved in output_dir.glob("*/*/metrics.moved"):
+        moved.rename(moved.with_name("metrics.json"))
     first_table3, second_table3 = (
         rows_starting(process.stdout, "SNLI") for process in (first, second)
     )
@@ -160,23 +171,22 @@ def test_convergence_shows_each_table1_runs_dev_score_after_every_epoch(job):
         assert row[2].strip() == "validation_accuracy"
         assert row[3].strip() == f"{100 * epoch['validation_accuracy']:.1f}"
         assert row[4].strip() == "1 of 1" and row[5].strip() == "-"
+        # The record keeps the curve the table shows, and only it.
+        assert record(output_dir, "snli", run)["epochs"] == {
+            "validation_accuracy": [epoch["validation_accuracy"]]
+        }
 
 
 def test_a_curve_is_averaged_over_the_epochs_every_seed_reached(tmp_path):
-    runs = []
+    results = []
     for seed, curve in [
         (1, [0.40, 0.42, 0.47, 0.50, 0.49, 0.48, 0.47, 0.46, 0.45, 0.44, 0.43]),
         (2, [0.30, 0.44, 0.45]),
     ]:
         run = Run(f"snli/baseline_seed{seed}", "c.jsonnet", {}, str(tmp_path / f"seed{seed}"))
-        Path(run.serialization_dir).mkdir()
-        for epoch, accuracy in enumerate(curve):  # epoch 10 sorts after 9, not after 1
-            (Path(run.serialization_dir) / f"metrics_epoch_{epoch}.json").write_text(
-                json.dumps({"validation_accuracy": accuracy})
-            )
-        runs.append(run)
-    assert tables.epoch_curve(runs[0], "validation_accuracy")[9:] == pytest.approx([44.0, 43.0])
-    curve = tables.mean_epoch_curve(runs, "validation_accuracy")
+        results.append(Result(run, epochs={"validation_accuracy": curve}))
+    assert tables.epoch_curve(results[0], "validation_accuracy")[9:] == pytest.approx([44.0, 43.0])
+    curve = tables.mean_epoch_curve(results, "validation_accuracy")
     assert curve == pytest.approx([35.0, 43.0, 46.0])
     assert tables.curve_summary(curve) == ["35.0, 43.0, 46.0", "3 of 3", "+3.00"]
     assert tables.curve_summary([]) == ["-", "-", "-"]
@@ -184,35 +194,40 @@ def test_a_curve_is_averaged_over_the_epochs_every_seed_reached(tmp_path):
 
 def test_a_runs_record_names_files_in_the_project_relative_to_its_root(job):
     output_dir, _ = job
-    record = json.loads((output_dir / "snli" / "elmo_input" / "run.json").read_text())
+    elmo_input = record(output_dir, "snli", "elmo_input")
     assert re.fullmatch(
-        r"Python 3\.\d+\.\d+, torch \S+, allennlp 2\.10\.\d+, \w+", record["environment"]
+        r"Python 3\.\d+\.\d+, torch \S+, allennlp 2\.10\.\d+, \w+", elmo_input["environment"]
     )
     assert (
-        f"Trained with: {record['environment']} (4 runs)" in (output_dir / "table3.md").read_text()
+        f"Trained with: {elmo_input['environment']} (4 runs)"
+        in (output_dir / "table3.md").read_text()
     )
-    overrides = record["settings"]["overrides"]
-    assert overrides["model.elmo.options_file"] == "fixtures/elmo/options.json"
-    assert overrides["model.elmo.weight_file"] == "fixtures/elmo/lm_weights.hdf5"
+    changes = elmo_input["config_changes"]
+    assert changes["/model/elmo/options_file"] == "fixtures/elmo/options.json"
+    assert changes["/model/elmo/weight_file"] == "fixtures/elmo/lm_weights.hdf5"
     # The job's output dir lies outside the project: its sample is named absolutely.
-    sample = json.loads((output_dir / "ner" / "baseline_50pct" / "run.json").read_text())
-    assert sample["settings"]["overrides"]["train_data_path"] == str(
+    sample = record(output_dir, "ner", "baseline_50pct")
+    assert sample["config_changes"]["/train_data_path"] == str(
         output_dir / "data" / "ner_train_50pct_seed13370.txt"
     )
+    assert sample["facts"] == {"training_sentences": 10}
 
 
 @pytest.mark.skipif(not (PROJECT_ROOT / ".git").exists(), reason="needs the project's git checkout")
 @pytest.mark.parametrize(
     "path, kept",
     [
-        ("ner/baseline/run.json", True),
-        ("ner/baseline/metrics.json", True),
-        ("ner/baseline/metrics_epoch_3.json", True),
-        ("table1.md", True),
+        ("ner.json", True),
+        ("sst.json", True),
+        ("ner/baseline/run.json", False),
+        ("ner/baseline/metrics.json", False),
+        ("ner/baseline/metrics_epoch_3.json", False),
+        ("table1.md", False),
         ("ner/baseline/model.tar.gz", False),
         ("ner/baseline/best.th", False),
         ("ner/baseline.log", False),
         ("data/ner_train_1pct_seed1.txt", False),
+        (".ner.json.lock", False),
     ],
 )
 def test_git_keeps_only_the_records_of_the_runs_behind_the_tables(path, kept):
@@ -234,7 +249,7 @@ def test_a_dry_run_lists_only_the_runs_whose_settings_changed(job):
     commands = other_seed.stdout.splitlines()
     assert len(commands) == 4 and all(" -m allennlp train " in command for command in commands)
     assert all('"random_seed": 7' in command and "--force" in command for command in commands)
-    assert not (output_dir / "snli" / "baseline" / "run.json").read_text().count('"random_seed": 7')
+    assert record(output_dir, "snli", "baseline")["config_changes"]["/random_seed"] == 13370
 
 
 def test_extra_seeds_train_every_cell_again_and_show_mean_and_spread(job):
@@ -242,10 +257,10 @@ def test_extra_seeds_train_every_cell_again_and_show_mean_and_spread(job):
     process = paper_tables_command(output_dir, "table3", "--extra-seeds", "7")
     assert process.stderr.count("cached ") == 4 and process.stderr.count("training ") == 4
     for run in ("baseline", "elmo_input", "elmo_input_output", "elmo_output"):
-        record = json.loads((output_dir / "snli" / f"{run}_seed7" / "run.json").read_text())
-        assert record["settings"]["overrides"]["random_seed"] == 7
-        assert record["settings"]["overrides"]["pytorch_seed"] == 7
-        assert re.fullmatch(r"[0-9a-f]{64}", record["config_digest"])
+        seeded = record(output_dir, "snli", f"{run}_seed7")
+        assert seeded["settings"]["overrides"]["random_seed"] == 7
+        assert seeded["config_changes"]["/pytorch_seed"] == 7
+        assert re.fullmatch(r"[0-9a-f]{64}", seeded["config_digest"])
     [row] = rows_starting((output_dir / "table3.md").read_text(), "SNLI")
     spread = rf"{NUMBER} ± {NUMBER}"
     assert all(re.fullmatch(rf" {spread} / {spread} ", cell) for cell in row[2:6]), row
@@ -257,12 +272,10 @@ def test_bfloat16_table_trains_elmo_in_bfloat16_beside_table1s_float32_run(job):
     process = paper_tables_command(output_dir, "bfloat16", "--tasks", "snli")
     # The float32 cell is table1's (and table3's) input-and-output run, already trained.
     assert process.stderr.count("cached ") == 1 and process.stderr.count("training ") == 1
-    record = json.loads(
-        (output_dir / "snli" / "elmo_input_output_bfloat16" / "run.json").read_text()
-    )
-    assert record["settings"]["overrides"]["model.elmo.compute_dtype"] == "bfloat16"
-    float32 = json.loads((output_dir / "snli" / "elmo_input_output" / "run.json").read_text())
-    assert not any("compute_dtype" in key for key in float32["settings"]["overrides"])
+    bfloat16 = record(output_dir, "snli", "elmo_input_output_bfloat16")
+    assert bfloat16["config_changes"]["/model/elmo/compute_dtype"] == "bfloat16"
+    float32 = record(output_dir, "snli", "elmo_input_output")
+    assert not any("compute_dtype" in key for key in float32["config_changes"])
     [row] = rows_starting((output_dir / "bfloat16.md").read_text(), "SNLI")
     assert re.fullmatch(rf" {NUMBER} ", row[2]) and re.fullmatch(rf" {NUMBER} ", row[3])
     assert re.fullmatch(r" [+-]\d+\.\d\d ", row[4]), row
