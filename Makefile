@@ -68,12 +68,14 @@ test-all:
 # biLM: many hours on 2 cores. The runs train in runs/paper_tables/ (not kept); each finished
 # run leaves its record in its task's scores file in experiments/results/paper_tables/, which
 # git keeps: a later job reads a finished run back instead of training it, so a job cut off goes
-# on where it stopped and a fresh clone renders every table at once.
+# on where it stopped and a fresh clone renders every table at once. The last line renders the
+# results in README.md, docs/ and the model card from the records (experiments/render_docs.py).
 RECORDS := experiments/results/paper_tables
 tables: $(STAMP)
-	$(BIN)/python experiments/paper_tables.py table1 finetuned table2 table3 sample_efficiency convergence --extra-seeds 1 2 --records $(RECORDS)
+	$(BIN)/python experiments/paper_tables.py table1 table2 table3 sample_efficiency convergence finetuned --extra-seeds 1 2 --records $(RECORDS)
 	$(BIN)/python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png --records $(RECORDS)
 	bash experiments/domain_adaptation.sh snli
+	$(BIN)/python experiments/render_docs.py
 
 bench-embed: $(STAMP)
 	$(BIN)/python benchmarks/embedding_speed.py

@@ -14,4 +14,5 @@ The experiments behind docs/paper_tables.md, as parts:
   tables              the paper's tables, built from the parts above
   plot_layer_weights  the layer-weight chart (figure 2), also a script
   paper_tables        the command line: `python experiments/paper_tables.py --help`
+  render_docs         the results in README.md, docs/ and the model card, from the records
 """

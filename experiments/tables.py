@@ -131,7 +131,7 @@ class PaperTables:
                 + ([at_each_seed] if self.plan.extra_seeds else [])
                 + [
                     f"{dev_score(base)} / {dev_score(with_elmo)}",
-                    variant if dtype == "float32" else f"{variant} ({dtype})",
+                    variant_text(variant, dtype),
                     self.budget_text(task.name),
                 ]
             )
@@ -259,13 +259,13 @@ class PaperTables:
                 self.plan.runs(name, variant, compute_dtype=dtype) for variant, dtype in variants
             ]
             all_results += self.cell_results(cells)[1]
-            for (variant, _), cell in zip(variants, cells):
+            for (variant, dtype), cell in zip(variants, cells):
                 results = [self.runner.results[run.name] for run in cell]
                 if not self.shown(*results):
                     continue
                 curve = mean_epoch_curve(results, task.epoch_curve_metric)
                 rows.append(
-                    [task.title, variant, task.epoch_curve_metric]
+                    [task.title, variant_text(variant, dtype), task.epoch_curve_metric]
                     + curve_summary(curve)
                     + [self.budget_text(name)]
                 )
@@ -328,6 +328,11 @@ class PaperTables:
             for knob, value in self.plan.budgets[task_name].items()
             if knob != "subsample_max_epochs"
         )
+
+
+def variant_text(variant: str, compute_dtype: str) -> str:
+    """A +ELMo variant, with ELMo's compute dtype unless float32."""
+    return variant if compute_dtype == "float32" else f"{variant} ({compute_dtype})"
 
 
 def epoch_curve(result: Result, key: str) -> List[float]:
