@@ -1,8 +1,8 @@
 """
 The experiments behind docs/paper_tables.md, as parts:
 
-  tasks               the tasks (configs, budgets, metrics); task_knobs.jsonnet turns their
-                      knobs into AllenNLP overrides
+  tasks               the tasks (configs, budget knobs: hidden fields of their configs,
+                      metrics)
   conll               CoNLL-2003 sentences: reading, seeded samples, writing, the tag set
   allennlp_runs       `allennlp train` runs in fresh processes, finished runs read back
   configs             a run's effective config (the config as AllenNLP trains it): identity

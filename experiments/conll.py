@@ -35,10 +35,3 @@ def write_sentences(sentences: List[str], path: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("\n\n".join(sentences) + "\n")
-
-
-def entity_tags(tag_scheme: str) -> List[str]:
-    """Every CoNLL-2003 tag of a scheme (BIO or BIOUL)."""
-    prefixes = [prefix for prefix in tag_scheme if prefix != "O"]
-    kinds = ("PER", "LOC", "ORG", "MISC")
-    return ["O"] + [f"{prefix}-{kind}" for kind in kinds for prefix in prefixes]

@@ -48,7 +48,9 @@ set, up to `ner.subsample_max_epochs`, without early stopping. Run from the proj
     python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png
 
 (`python -m experiments.paper_tables` is the same.) The parts are modules of the `experiments`
-package; where each knob goes in a task's config is experiments/task_knobs.jsonnet's.
+package. A run sets its budget, biLM and ELMo settings as hidden fields of its task's config
+(`num_epochs:: 6, ...`, experiments/tasks.py), in a wrapper config written beside its dir,
+`<output-dir>/<task>/<run>.jsonnet`, which its `allennlp train` command trains.
 
 Budgets default to a few minutes a run on 2 CPU cores (see `--set` in --help); other data or
 any other setting go through `--overrides TASK=JSON` (AllenNLP overrides; relative paths are

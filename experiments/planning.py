@@ -7,14 +7,14 @@ import argparse
 import functools
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from elmo_plugin.elmo.bilm_tf_format import read_options
 
+from experiments import configs
 from experiments.allennlp_runs import PROJECT_ROOT, Run, project_path
 from experiments.conll import (
     conll_sentences,
-    entity_tags,
     sample_file_name,
     sample_sentences,
     sample_size,
@@ -22,6 +22,7 @@ from experiments.conll import (
 )
 from experiments.tasks import TASKS, Task, budgets_with, task_overrides
 
+ELMO_BLOCK = "elmo_plugin/training_configs/common/elmo.libsonnet"
 DEFAULT_LAMBDA = 0.001
 # The task whose training data sample_efficiency samples (CoNLL-2003 sentences).
 SAMPLED_TASK = "ner"
@@ -93,27 +94,22 @@ class Plan:
         task = TASKS[task_name]
         seeds = self.seeds if seed is None else dict.fromkeys(SEED_KEYS, seed)
         name = variant
-        overrides = task.budget_overrides(self.budgets[task_name])
-        overrides.update(self.extra_overrides[task_name])
+        # The settings of the config's own: its hidden fields (experiments/tasks.py).
+        fields = task.budget_fields(self.budgets[task_name])
+        # AllenNLP's overrides on top: this job's, the seeds, the data.
+        overrides = dict(self.extra_overrides[task_name])
         if variant != "baseline":
-            overrides.update(
-                task.elmo_overrides(
-                    self.bilm.options_file,
-                    self.bilm.weight_file,
-                    regularization,
-                    top_layer_only,
-                    self.bilm.num_layers,
-                    compute_dtype,
-                )
-            )
+            fields.update(self.elmo_fields(regularization, top_layer_only, compute_dtype))
             overrides.update(self.elmo_overrides[task_name])
             name += f"_lambda{regularization:g}" if regularization != DEFAULT_LAMBDA else ""
             name += "_top_layer" if top_layer_only else ""
             name += f"_{compute_dtype}" if compute_dtype != "float32" else ""
         if fraction < 1.0:
-            overrides.update(
-                self.subsample_overrides(task, overrides, fraction, seeds["random_seed"])
+            sample_fields, sample_overrides = self.subsample(
+                task, overrides, fraction, seeds["random_seed"]
             )
+            fields.update(sample_fields)
+            overrides.update(sample_overrides)
             name += f"_{100 * fraction:g}pct"
         name += "" if seed is None else f"_seed{seed}"
         overrides.update({"evaluate_on_test": True, **seeds})
@@ -122,10 +118,31 @@ class Plan:
             task.config_file(variant),
             overrides,
             os.path.join(self.output_dir, task_name, name),
+            fields=fields,
             records=os.path.join(self.records_dir, f"{task_name}.json"),
             epoch_metrics=(task.epoch_curve_metric,),
             facts=self.facts(task, overrides, fraction),
         )
+
+    def elmo_fields(
+        self, regularization: float, top_layer_only: bool, compute_dtype: str
+    ) -> Dict[str, Any]:
+        """The hidden fields of a run with ELMo: the biLM's files, the regularizer's lambda,
+        with `top_layer_only` fixed layer weights on the top one of the biLM's layers, and ELMo's
+        compute dtype (left unset for float32, the default)."""
+        fields: Dict[str, Any] = {
+            "elmo_settings+": {
+                "options_file": self.bilm.options_file,
+                "weight_file": self.bilm.weight_file,
+            },
+            "elmo_regularization": regularization,
+        }
+        if top_layer_only:
+            # The biLM's token layer and each LSTM layer, all but the top one weighted 0.
+            fields["elmo_scalar_mix_parameters"] = top_layer_only_weights(self.bilm.num_layers + 1)
+        if compute_dtype != "float32":
+            fields["elmo_compute_dtype"] = compute_dtype
+        return fields
 
     def facts(self, task: Task, overrides: Dict[str, Any], fraction: float) -> Dict[str, Any]:
         """What the tables show of a run's data: the number of training sentences of the
@@ -138,30 +155,25 @@ class Plan:
             return {}
         return {"training_sentences": sample_size(len(sentences), fraction)}
 
-    def subsample_overrides(
+    def subsample(
         self, task: Task, overrides: Dict[str, Any], fraction: float, seed: int
-    ) -> Dict[str, Any]:
-        """A sample of the training sentences for `fraction` drawn with `seed` (written unless
-        this is a dry run), trained for as many updates as the full set, up to
-        subsample_max_epochs."""
+    ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """The hidden fields and overrides of a run on a sample of the training sentences for
+        `fraction` drawn with `seed` (written unless this is a dry run), trained for as many
+        updates as the full set, up to subsample_max_epochs."""
         sample = os.path.join(self.output_dir, "data", sample_file_name(task.name, fraction, seed))
         if not self.dry_run:
             sentences = self.training_sentences(task, overrides)
             write_sentences(sample_sentences(sentences, fraction, seed), sample)
         budget = self.budgets[task.name]
-        epochs = min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction))
-        scheme = (
-            overrides.get("dataset_reader.tag_scheme")
-            or task.config_value("baseline", "dataset_reader")["tag_scheme"]
-        )
-        return {
-            "train_data_path": project_path(sample),
-            "trainer.num_epochs": epochs,
+        fields = {
+            "num_epochs": min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction)),
             # No early stopping: on a few sentences dev F1 can stay 0 for several epochs.
-            "trainer.patience": None,
+            "patience": None,
             # The label vocabulary comes from train only, and a sample can miss tags dev has.
-            "vocabulary.tokens_to_add": {"labels": entity_tags(scheme)},
+            "all_tags_in_vocabulary": True,
         }
+        return fields, {"train_data_path": project_path(sample)}
 
     def training_sentences(self, task: Task, overrides: Dict[str, Any]) -> List[str]:
         source = overrides.get("train_data_path") or task.config_value(
@@ -173,3 +185,12 @@ class Plan:
 @functools.lru_cache(maxsize=8)
 def _sentences(path: str) -> List[str]:
     return conll_sentences(path)
+
+
+def top_layer_only_weights(num_layers: int) -> List[float]:
+    """Fixed pre-softmax layer weights on the top one of `num_layers` (the token layer and the
+    LSTM layers): elmo.libsonnet's `top_layer_only`."""
+    snippet = f'{{ weights: (import "{ELMO_BLOCK}").top_layer_only({num_layers}) }}'
+    return configs.evaluate(os.path.join(PROJECT_ROOT, "top_layer_only.jsonnet"), snippet)[
+        "weights"
+    ]

@@ -20,7 +20,7 @@ import math
 import os
 import re
 import tarfile
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -64,9 +64,11 @@ def mixes_in_metrics(
     for key, value in metrics.items():
         name = parse_layer_weight_metric_name(key)
         if name is not None and name.phase is not None:
-            mixes = by_phase.setdefault(name.phase, {})
-            mixes.setdefault(mix_label(name.elmo, name.mix), {})[name.layer] = value
-    mixes = next((by_phase[phase] for phase in phases if phase in by_phase), None)
+            phase_mixes = by_phase.setdefault(name.phase, {})
+            phase_mixes.setdefault(mix_label(name.elmo, name.mix), {})[name.layer] = value
+    mixes: Optional[Dict[str, Mix]] = next(
+        (by_phase[phase] for phase in phases if phase in by_phase), None
+    )
     if not mixes:
         raise ValueError(f"{source}: no _elmo_mix*_ metrics (was the model trained with ELMo?)")
     return mixes
@@ -78,9 +80,10 @@ def mixes_from_archive(archive: str) -> Dict[str, Mix]:
 
     with tarfile.open(archive) as tar:
         member = next((m for m in tar.getmembers() if m.name.endswith("weights.th")), None)
-        if member is None:
+        weights_file = None if member is None else tar.extractfile(member)
+        if weights_file is None:
             raise ValueError(f"{archive}: no weights.th inside (not an AllenNLP archive?)")
-        state = torch.load(io.BytesIO(tar.extractfile(member).read()), map_location="cpu")
+        state = torch.load(io.BytesIO(weights_file.read()), map_location="cpu")
     raw: Dict[Tuple[str, str], Dict[str, torch.Tensor]] = {}
     for name, value in state.items():
         match = _MIX_PARAMETER.match(name)
@@ -90,9 +93,9 @@ def mixes_from_archive(archive: str) -> Dict[str, Mix]:
     if not raw:
         raise ValueError(f"{archive}: no ELMo scalar mix in the weights")
     owners = sorted({owner for owner, _ in raw})
-    mixes = {}
+    mixes: Dict[str, Mix] = {}
     for (owner, mix), parts in sorted(raw.items()):
-        weights = torch.softmax(parts["scalar_parameters"].float(), dim=0).tolist()
+        weights: List[float] = torch.softmax(parts["scalar_parameters"].float(), dim=0).tolist()
         names = bilm_layer_names(len(weights) - 1)
         elmo = owners.index(owner) if len(owners) > 1 else None
         mixes[mix_label(elmo, int(mix))] = {
@@ -133,7 +136,7 @@ def layer_names(groups: List[Tuple[str, Mix]]) -> List[str]:
     return [name for name in bilm_layer_names(len(names)) if name in names]
 
 
-def font(size: int) -> ImageFont.ImageFont:
+def font(size: int) -> Union[ImageFont.ImageFont, ImageFont.FreeTypeFont]:
     try:
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow without FreeType sizes

@@ -82,8 +82,9 @@ def pages() -> List[str]:
 class Job:
     """A job of JOBS, its runs read back from the records only."""
 
-    def __init__(self, arguments: str, draw: bool = False) -> None:
-        self.args = parse_args(shlex.split(arguments) + ["--output-dir", "runs/paper_tables"])
+    def __init__(self, name: str, arguments: str, draw: bool = False) -> None:
+        self.args = parse_args(shlex.split(arguments) + ["--output-dir", f"runs/{name}"])
+        self.args.dry_run = True  # the plan writes no sample of the training data
         self.plan = Plan(self.args)
         self.missing: List[str] = []
         self.runner = Runner(records_only=True, report=self._report)
@@ -114,7 +115,7 @@ class Renderer:
     @functools.cached_property
     def jobs(self) -> Dict[str, Job]:
         return {
-            name: Job(arguments, self.draw and name == "figure2")
+            name: Job(name, arguments, self.draw and name == "figure2")
             for name, arguments in JOBS.items()
         }
 

@@ -212,7 +212,7 @@ class PaperTables:
                             "training_sentences", "-"
                         )
                     ),
-                    str(baseline_runs[0].overrides["trainer.num_epochs"]),
+                    str(baseline_runs[0].fields["num_epochs"]),
                     test_score(base),
                     test_score(with_elmo),
                     increase(base, with_elmo),

@@ -13,7 +13,7 @@ format of the `bilm_corpus` reader.
 import argparse
 import os
 import sys
-from typing import Iterable, Iterator, List, Optional, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence, cast
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -53,7 +53,7 @@ def task_reader(task: Task) -> DatasetReader:
 def instance_texts(instance: Instance) -> Iterator[str]:
     for field in instance.fields.values():
         if isinstance(field, TextField) and field.tokens:
-            yield " ".join(token.text for token in field.tokens)
+            yield " ".join(cast(str, token.text) for token in field.tokens)
 
 
 def distinct_texts(instances: Iterable[Instance]) -> List[str]:

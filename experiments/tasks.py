@@ -1,35 +1,49 @@
 """
-The tasks of the paper's tables: their configs by variant, budget knobs with their defaults
-and the metrics their tables show. Where a knob or an ELMo setting goes in a task's config is
-task_knobs.jsonnet's knowledge: this module passes it the knobs and gets the overrides.
+The tasks of the paper's tables: their configs by variant, their budget knobs (each a hidden
+field of the task's config, read from it) with the values the tables train them at where those
+differ from the config's own, and the metrics their tables show.
+
+A run sets its settings as hidden fields of its task's config (experiments/allennlp_runs.py
+writes the wrapper config it trains): the knobs of `Task.knobs`, and those every task config
+has (its .libsonnet), which experiments/planning.py sets:
+
+  num_epochs                   the epochs (knob `epochs`)
+  elmo_settings                the biLM (`elmo_settings+:: {options_file, weight_file}`)
+  elmo_regularization          lambda of the paper's lambda * ||w||^2 on the layer weights
+  elmo_scalar_mix_parameters   fixed layer weights (the top layer only), null: learned
+  elmo_compute_dtype           ELMo's compute dtype, null: float32
+
+and, for sample_efficiency's task (NER), `patience` and `all_tags_in_vocabulary`. So a new
+task is a Task entry here and those hidden fields in its config.
 """
 
-import functools
 import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import _jsonnet
-
+from experiments import configs
 from experiments.allennlp_runs import PROJECT_ROOT, Run
 
-TASK_KNOBS = os.path.join(PROJECT_ROOT, "experiments", "task_knobs.jsonnet")
 CONFIGS = os.path.join("elmo_plugin", "training_configs")
 
 
 @dataclass(frozen=True)
 class Task:
     """A task: `configs` by variant ("baseline", "elmo_input", ...), relative to
-    elmo_plugin/training_configs/ without ".jsonnet"; `budget` its knobs with their defaults;
-    `test_metrics` what its tables show, the headline last; `input_elmo` its variant with ELMo
-    at the input only (None: it has none), `table1_elmo` its variant of table 1 and
+    elmo_plugin/training_configs/ without ".jsonnet"; `knobs` its budget knobs (`--set
+    TASK.KNOB=VALUE`), each the hidden field of its configs it sets (None: a knob of the
+    experiments alone), in the order the tables show them; `budget` the knobs' values for the
+    tables where they are not the config's own (a knob of the experiments alone must have one
+    here); `test_metrics` what its tables show, the headline last; `input_elmo` its variant with
+    ELMo at the input only (None: it has none), `table1_elmo` its variant of table 1 and
     `finetuned_elmo` (if any) a variant with the biLM fine-tuned that the `finetuned` table
     shows beside table 1's."""
 
     name: str
     title: str
     configs: Dict[str, str]
+    knobs: Dict[str, Optional[str]]
     budget: Dict[str, Any]
     test_metrics: Tuple[str, ...]
     metric_name: str
@@ -44,7 +58,23 @@ class Task:
 
     def config_value(self, variant: str, key: str) -> Any:
         """A top-level field of the variant's config as jsonnet evaluates it."""
-        return _evaluated(os.path.join(PROJECT_ROOT, self.config_file(variant)))[key]
+        return configs.evaluate(os.path.join(PROJECT_ROOT, self.config_file(variant)))[key]
+
+    def default_budget(self) -> Dict[str, Any]:
+        """Each knob's value for the tables: the budget's, else the config's own (its hidden
+        field in the baseline's config, as jsonnet evaluates it)."""
+        budget = {}
+        for knob, field in self.knobs.items():
+            if knob in self.budget or field is None:
+                budget[knob] = self.budget[knob]
+            else:
+                budget[knob] = self.hidden_fields()[field]
+        return budget
+
+    def hidden_fields(self) -> Dict[str, Any]:
+        """The values of the knobs' hidden fields in the baseline's config."""
+        fields = [field for field in self.knobs.values() if field is not None]
+        return _hidden_fields(os.path.join(PROJECT_ROOT, self.config_file("baseline")), *fields)
 
     @property
     def epoch_curve_metric(self) -> str:
@@ -54,45 +84,35 @@ class Task:
             return self.dev_metric.replace("best_validation_", "validation_", 1)
         return self.test_metrics[-1].replace("test_", "training_", 1)
 
-    def budget_overrides(self, budget: Dict[str, Any]) -> Dict[str, Any]:
-        return self._knobs(budget=budget)
-
-    def elmo_overrides(
-        self,
-        options_file: str,
-        weight_file: str,
-        regularization: float,
-        top_layer_only: bool,
-        num_layers: int,
-        compute_dtype: str = "float32",
-    ) -> Dict[str, Any]:
-        """The biLM files, the regularizer's lambda, with `top_layer_only` fixed layer weights
-        on the top one of the biLM's `num_layers` LSTM layers, and ELMo's `compute_dtype`."""
-        return self._knobs(
-            elmo=dict(
-                options_file=options_file,
-                weight_file=weight_file,
-                regularization=regularization,
-                top_layer_only=top_layer_only,
-                num_layers=num_layers,
-                compute_dtype=compute_dtype,
-            )
-        )
-
-    def _knobs(self, **knobs: Any) -> Dict[str, Any]:
-        codes = {key: json.dumps(value) for key, value in dict(task=self.name, **knobs).items()}
-        return json.loads(_jsonnet.evaluate_file(TASK_KNOBS, tla_codes=codes))
+    def budget_fields(self, budget: Dict[str, Any]) -> Dict[str, Any]:
+        """The hidden fields that set a budget (the knobs of the experiments alone left out)."""
+        return {field: budget[knob] for knob, field in self.knobs.items() if field is not None}
 
 
-@functools.lru_cache(maxsize=None)
-def _evaluated(path: str) -> Dict[str, Any]:
-    return json.loads(_jsonnet.evaluate_file(path))
+def _hidden_fields(path: str, *fields: str) -> Dict[str, Any]:
+    snippet = (
+        f"local config = import {json.dumps(path)};\n"
+        + "{\n"
+        + "".join(f"  {json.dumps(field)}: config[{json.dumps(field)}],\n" for field in fields)
+        + "}\n"
+    )
+    try:
+        return configs.evaluate(path + ".knobs.jsonnet", snippet, [path])
+    except RuntimeError as error:
+        raise SystemExit(
+            f"{path}: a hidden field of its task's knobs ({', '.join(fields)}) is missing: "
+            f"{str(error).splitlines()[0]}"
+        ) from error
 
+
+# The knobs every task has; their hidden fields are those of every task config.
+EPOCHS = {"epochs": "num_epochs"}
 
 # Epoch budgets: as close to convergence as a few sessions of these 2 cores allow for all the
 # tables' runs (experiments/paper_tables.py convergence shows each dev curve). Earlier budgets
 # (NER 3, SRL 5, SNLI 4, SQuAD 1) ended every run at its best epoch; the SRL baseline's dev F1
-# went 38.8 after 5 epochs, 45.2 after 10 and 47.2 after 20 (seed 13370).
+# went 38.8 after 5 epochs, 45.2 after 10 and 47.2 after 20 (seed 13370). Sizes: for 2 CPU
+# cores, smaller than the configs' where those take too long.
 TASKS = {
     task.name: task
     for task in [
@@ -100,17 +120,18 @@ TASKS = {
             name="ner",
             title="CoNLL-2003 NER",
             configs={"baseline": "ner/ner_baseline", "elmo": "ner/ner_elmo"},
-            # subsample_max_epochs: sample_efficiency trains a fraction f of the sentences
-            # for epochs / f epochs (as many updates as the full set) up to this many.
-            budget=dict(
-                epochs=6,
-                hidden_size=200,
-                num_layers=2,
-                word_dim=100,
-                char_filters=64,
-                batch_size=32,
-                subsample_max_epochs=30,
-            ),
+            knobs={
+                **EPOCHS,
+                "hidden_size": "hidden_size",
+                "num_layers": "num_layers",
+                "word_dim": "word_dim",
+                "char_filters": "char_filters",
+                "batch_size": "batch_size",
+                # sample_efficiency trains a fraction f of the sentences for epochs / f epochs
+                # (as many updates as the full set) up to this many.
+                "subsample_max_epochs": None,
+            },
+            budget=dict(epochs=6, subsample_max_epochs=30),
             test_metrics=("test_f1-measure-overall",),
             metric_name="span F1",
             dev_metric="best_validation_f1-measure-overall",
@@ -125,16 +146,17 @@ TASKS = {
                 "elmo": "srl/srl_elmo",
                 "elmo_finetuned": "srl/srl_elmo_finetuned",
             },
-            budget=dict(
-                epochs=20,
-                hidden_size=200,
-                num_layers=2,
-                word_dim=100,
-                char_filters=64,
-                predicate_dim=100,
-                batch_size=32,
-                label_mode="span",
-            ),
+            knobs={
+                **EPOCHS,
+                "hidden_size": "hidden_size",
+                "num_layers": "num_layers",
+                "word_dim": "word_dim",
+                "char_filters": "char_filters",
+                "predicate_dim": "predicate_dim",
+                "batch_size": "batch_size",
+                "label_mode": "label_mode",
+            },
+            budget=dict(hidden_size=200, num_layers=2),
             test_metrics=(
                 "test_precision-overall",
                 "test_recall-overall",
@@ -145,7 +167,7 @@ TASKS = {
             dev_metric="best_validation_f1-measure-overall",
             input_elmo="elmo",
             table1_elmo="elmo",
-            # The frozen biLM (the paper's) gains nothing on SRL here; fine-tuned it does.
+            # The frozen biLM (the paper's) against the biLM fine-tuned with the task model.
             finetuned_elmo="elmo_finetuned",
         ),
         Task(
@@ -155,9 +177,15 @@ TASKS = {
                 variant: f"snli/snli_{variant}"
                 for variant in ["baseline", "elmo_input", "elmo_input_output", "elmo_output"]
             },
-            budget=dict(
-                epochs=8, hidden_size=100, word_dim=100, char_filters=64, batch_size=32, lr=0.001
-            ),
+            knobs={
+                **EPOCHS,
+                "hidden_size": "hidden_dim",
+                "word_dim": "word_dim",
+                "char_filters": "char_filters",
+                "batch_size": "batch_size",
+                "lr": "lr",
+            },
+            budget=dict(epochs=8, hidden_size=100, lr=0.001),
             test_metrics=("test_accuracy",),
             metric_name="accuracy",
             dev_metric="best_validation_accuracy",
@@ -173,13 +201,16 @@ TASKS = {
                 "elmo_input_output": "squad/squad_elmo_input_output",
                 "elmo_output": "squad/squad_elmo_output",
             },
+            knobs={
+                **EPOCHS,
+                "hidden_size": "hidden_size",
+                "word_dim": "word_dim",
+                "char_filters": "char_filters",
+                "batch_size": "batch_size",
+                "passage_length_limit": "passage_length_limit",
+            },
             budget=dict(
-                epochs=2,
-                hidden_size=30,
-                word_dim=50,
-                char_filters=50,
-                batch_size=32,
-                passage_length_limit=200,
+                epochs=2, hidden_size=30, word_dim=50, char_filters=50, passage_length_limit=200
             ),
             test_metrics=("test_em", "test_f1"),
             metric_name="EM / F1",
@@ -191,7 +222,8 @@ TASKS = {
             name="sst",
             title="SST-5 (BCN)",
             configs={"baseline": "sentiment/sst_baseline", "elmo": "sentiment/sst_elmo"},
-            budget=dict(epochs=10, batch_size=32),
+            knobs={**EPOCHS, "batch_size": "batch_size"},
+            budget={},
             test_metrics=("test_accuracy",),
             metric_name="accuracy",
             dev_metric="best_validation_accuracy",
@@ -209,19 +241,19 @@ def task_of(run: Run) -> Task:
 
 def budgets_with(settings: Sequence[str]) -> Dict[str, Dict[str, Any]]:
     """Each task's budget with the `task.knob=value` settings applied."""
-    budgets = {name: dict(task.budget) for name, task in TASKS.items()}
+    budgets = {name: task.default_budget() for name, task in TASKS.items()}
     for setting in settings:
         key, _, value = setting.partition("=")
         task_name, _, knob = key.partition(".")
         if task_name not in budgets or knob not in budgets[task_name] or not value:
             raise SystemExit(f"--set {setting}: expected TASK.KNOB=VALUE, one of: {knob_list()}")
-        budgets[task_name][knob] = type(TASKS[task_name].budget[knob])(value)
+        budgets[task_name][knob] = type(budgets[task_name][knob])(value)
     return budgets
 
 
 def knob_list() -> str:
     return "; ".join(
-        f"{name}." + ", ".join(f"{knob}={value}" for knob, value in task.budget.items())
+        f"{name}." + ", ".join(f"{knob}={value}" for knob, value in task.default_budget().items())
         for name, task in TASKS.items()
     )
 

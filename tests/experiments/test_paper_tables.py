@@ -8,6 +8,7 @@ the same job again, which reads every run back from the records instead of train
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -318,12 +319,18 @@ def test_sampling_is_seeded_and_keeps_the_file_order():
     assert conll.sample_sentences(sentences, 0.0001, seed=3) != []
 
 
-def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample():
-    assert len(conll.entity_tags("BIOUL")) == 17
+def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample(job):
+    output_dir, _ = job
+    sample = record(output_dir, "ner", "baseline_50pct")
     expected = ["O"] + [
-        f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BI"
+        f"{prefix}-{kind}" for kind in ("PER", "LOC", "ORG", "MISC") for prefix in "BIUL"
     ]
-    assert conll.entity_tags("BIO") == expected
+    assert sample["config_changes"]["/vocabulary/tokens_to_add/labels"] == expected
+    assert sample["settings"]["fields"]["all_tags_in_vocabulary"] is True
+    assert (
+        "/vocabulary/tokens_to_add/labels"
+        not in record(output_dir, "ner", "baseline")["config_changes"]
+    )
 
 
 def test_elmo_overrides_reach_the_runs_with_elmo_only(job):
@@ -354,9 +361,15 @@ def test_finetuned_trains_srl_with_the_bilm_frozen_and_fine_tuned_in_bfloat16(tm
         for command in process.stdout.splitlines()
     }
     assert sorted(commands) == ["baseline", "elmo", "elmo_finetuned_bfloat16"]
-    finetuned = commands["elmo_finetuned_bfloat16"]
+    # Each command trains the wrapper config the dry run wrote: the task config, hidden fields set.
+    wrappers = {}
+    for run, command in commands.items():
+        words = shlex.split(command)
+        wrappers[run] = (PROJECT_ROOT / words[words.index("train") + 1]).read_text()
+    finetuned = wrappers["elmo_finetuned_bfloat16"]
+    assert '(import "elmo_plugin/training_configs/srl/srl_elmo_finetuned.jsonnet")' in finetuned
+    assert '  elmo_compute_dtype:: "bfloat16",' in finetuned and "  hidden_size:: 200," in finetuned
+    assert "compute_dtype" not in wrappers["elmo"] and "srl/srl_elmo.jsonnet" in wrappers["elmo"]
     assert (
-        "srl/srl_elmo_finetuned.jsonnet" in finetuned
-        and '.elmo.compute_dtype": "bfloat16"' in finetuned
+        "elmo_settings" not in wrappers["baseline"] and "  num_epochs:: 20," in wrappers["baseline"]
     )
-    assert "compute_dtype" not in commands["elmo"] and "srl/srl_elmo.jsonnet" in commands["elmo"]

@@ -26,6 +26,13 @@ def test_every_generated_region_is_the_records_rendering(renderer):
     )
 
 
+def test_every_record_reads_back_as_the_run_the_docs_show(renderer):
+    """No record is stale: its run, as the jobs make it today, has the recorded config."""
+    renderer.render("runs")
+    stale = [note for note in renderer.notes() if "stale" in note]
+    assert not stale, "\n".join(stale)
+
+
 def test_no_number_of_the_records_is_pasted_outside_a_region(renderer):
     pasted = render_docs.pasted_record_numbers(renderer)
     assert (

@@ -36,6 +36,11 @@ local optimizer = import "../common/optimizer.libsonnet";
   // output included) with `integrator_dropout`.
   elmo_dropout:: 0.0,
   elmo_regularization:: 0.001,
+  // Fixed pre-softmax layer weights instead of learned ones, e.g. elmo.top_layer_only(3): the
+  // top layer only (the paper's Table 2); null: learned.
+  elmo_scalar_mix_parameters:: null,
+  // "bfloat16" runs the biLM's products in bfloat16; null: the module's default, float32.
+  elmo_compute_dtype:: null,
   word_dim:: 100,
   pre_encode_dim:: 100,
   hidden_dim:: 64,
@@ -77,8 +82,12 @@ local optimizer = import "../common/optimizer.libsonnet";
         token_characters: embeddings.char_embedder(),
       },
     },
-    [if uses_elmo then "elmo"]: $.elmo_settings.module(num_output_representations=num_elmo_places,
-                                                       dropout=$.elmo_dropout),
+    [if uses_elmo then "elmo"]: $.elmo_settings.module(
+      num_output_representations=num_elmo_places,
+      dropout=$.elmo_dropout,
+      scalar_mix_parameters=$.elmo_scalar_mix_parameters,
+      compute_dtype=$.elmo_compute_dtype,
+    ),
     use_input_elmo: $.use_input_elmo,
     use_integrator_output_elmo: $.use_integrator_output_elmo,
     embedding_dropout: 0.5,

@@ -26,10 +26,17 @@ local optimizer = import "../common/optimizer.libsonnet";
   elmo_settings:: elmo,
   // No dropout of ELMo's own: ESIM drops its encoder's input (variational, `dropout`), ELMo at
   // the input included, and with ELMo's dropout on top (0.5) ELMo at the input and output cost
-  // 2.5 points of accuracy instead of adding 3 (README, "The paper's tables in miniature").
+  // 2.5 points of accuracy instead of adding 3 (docs/paper_tables.md, "Where our numbers differ").
   // AllenNLP's esim_elmo.jsonnet also sets it to 0.
   elmo_dropout:: 0.0,
+  elmo_regularization:: 0.001,
+  // Fixed pre-softmax layer weights instead of learned ones, e.g. elmo.top_layer_only(3): the
+  // top layer only (the paper's Table 2); null: learned.
+  elmo_scalar_mix_parameters:: null,
+  // "bfloat16" runs the biLM's products in bfloat16; null: the module's default, float32.
+  elmo_compute_dtype:: null,
   word_dim:: 100,
+  char_filters:: 64,
   hidden_dim:: 300,
   dropout:: 0.5,
   num_epochs:: 10,
@@ -58,11 +65,15 @@ local optimizer = import "../common/optimizer.libsonnet";
     text_field_embedder: {
       token_embedders: {
         tokens: embeddings.word_embedder($.word_dim),
-        token_characters: embeddings.char_embedder(),
+        token_characters: embeddings.char_embedder(num_filters=$.char_filters),
       },
     },
-    [if uses_elmo then "elmo"]: $.elmo_settings.module(num_output_representations=num_elmo_places,
-                                                       dropout=$.elmo_dropout),
+    [if uses_elmo then "elmo"]: $.elmo_settings.module(
+      num_output_representations=num_elmo_places,
+      dropout=$.elmo_dropout,
+      scalar_mix_parameters=$.elmo_scalar_mix_parameters,
+      compute_dtype=$.elmo_compute_dtype,
+    ),
     use_input_elmo: $.use_input_elmo,
     use_output_elmo: $.use_output_elmo,
     encoder: bilstm($.hidden_dim),
@@ -79,7 +90,7 @@ local optimizer = import "../common/optimizer.libsonnet";
         [task_layers + ".*bias_hh.*", { type: "lstm_hidden_bias" }],
       ],
     },
-    [if uses_elmo then "regularizer"]: elmo.regularizer(0.001),
+    [if uses_elmo then "regularizer"]: elmo.regularizer($.elmo_regularization),
   },
   data_loader: optimizer.data_loader($.batch_size) + {
     batch_sampler+: { sorting_keys: ["premise", "hypothesis"] },

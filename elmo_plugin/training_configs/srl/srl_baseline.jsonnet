@@ -9,6 +9,7 @@
 // For CoNLL-2009-style head-word labels and (predicate, head, role) F1, switch both the
 // reader and the model (the model refuses a mismatch; the validation metric keeps its name):
 //   -o '{"dataset_reader.label_mode": "head", "model.label_mode": "head"}'
-// or set `label_mode` below. He et al. use 8 layers; 4 keep CPU training affordable:
+// or set the hidden field: (import "srl.libsonnet") + { label_mode:: "head" }. He et al. use 8
+// layers; 4 keep CPU training affordable:
 //   -o '{"model.encoder.num_layers": 8}'
 import "srl.libsonnet"
