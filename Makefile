@@ -45,15 +45,14 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
 # The gates: formatting (black) and lint (flake8) on the whole tree (the library, the benchmarks,
-# the experiments, the scripts and the tests); types (mypy) on the library, the benchmarks and the
-# tests (experiments/ not yet: the tests import it, and mypy reads its types without reporting its
-# errors, setup.cfg). Configured in pyproject.toml and setup.cfg.
+# the experiments, the scripts and the tests); types (mypy) on the library, the benchmarks, the
+# experiments and the tests. Configured in pyproject.toml and setup.cfg.
 # The tools are pinned in the current profile only.
 ifeq ($(PROFILE),current)
 lint: $(STAMP)
 	$(BIN)/black --check elmo_plugin benchmarks experiments scripts tests
 	$(BIN)/flake8 elmo_plugin benchmarks experiments scripts tests
-	$(BIN)/mypy elmo_plugin benchmarks tests
+	$(BIN)/mypy elmo_plugin benchmarks experiments tests
 else
 lint:
 	@echo "make lint: the lint tools are in the current profile only (PROFILE=current)" >&2; exit 2
