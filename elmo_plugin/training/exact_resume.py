@@ -67,14 +67,15 @@ class ExactResumeTrainer(GradientDescentTrainer):
       config's callbacks; its `on_start`, which AllenNLP calls right after restoring a
       checkpoint (line 763), repairs `best.th`.
     - `train()` (public, line 747) is extended to give back a finished run's metrics.
-    - `_train_epoch()` (protected, line 423) is the one method overridden: AllenNLP calls
-      nothing between the start of an epoch and its data loader's first batch, nor between the
-      batches it skips (lines 447 and 477-483: draw, count, `continue`), so no hook can set the
-      states back there. It sets the epoch's states, then runs AllenNLP's `_train_epoch`; for
-      the one epoch resumed in its middle it runs it on the data loader's batches through a
-      generator that sets the checkpoint's states back before drawing the first batch after
-      the checkpoint (`self.data_loader` is the configured loader again once the epoch ends,
-      and at all times in a run that is not resumed).
+    - `_train_epoch()` (protected, line 423) is the one protected method overridden (besides
+      the constructor and `train()`, both public): AllenNLP calls nothing between the start of
+      an epoch and its data loader's first batch, nor between the batches it skips (lines 447
+      and 477-483: draw, count, `continue`), so no hook can set the states back there. It sets
+      the epoch's states, then runs AllenNLP's `_train_epoch`; for the one epoch resumed in its
+      middle it runs it on the data loader's batches through a generator that sets the
+      checkpoint's states back before drawing the first batch after the checkpoint
+      (`self.data_loader` is the configured loader again once the epoch ends, and at all times
+      in a run that is not resumed).
 
     It reads these attributes of AllenNLP's trainer, which has no public accessor for them:
     `_start_after_epochs_completed` and `_start_after_batches_in_epoch_completed` (the resume
@@ -87,7 +88,8 @@ class ExactResumeTrainer(GradientDescentTrainer):
 
     # Parameters
 
-    Those of AllenNLP's `GradientDescentTrainer`.
+    Those of AllenNLP's `GradientDescentTrainer`, all but `model`, `optimizer` and
+    `data_loader` by keyword.
     """
 
     def __init__(
