@@ -1,8 +1,10 @@
 from typing import Iterable, List, Optional, cast
 
 import torch
-from allennlp.training import GradientDescentTrainer, Trainer
+from allennlp.training import Trainer
 from overrides import overrides
+
+from elmo_plugin.training.exact_resume import ExactResumeTrainer
 
 
 def clip_gradient_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float) -> torch.Tensor:
@@ -28,12 +30,13 @@ def clip_gradient_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float
 
 
 @Trainer.register("sparse_gradient_descent", constructor="from_partial_objects")
-class SparseGradientDescentTrainer(GradientDescentTrainer):
+class SparseGradientDescentTrainer(ExactResumeTrainer):
     """
-    AllenNLP's `gradient_descent` trainer whose gradient-norm clipping (`grad_norm`) also takes
-    sparse gradients, such as the `bilm` model's with `sparse_softmax_gradient` (AllenNLP's
-    calls torch's `clip_grad_norm_`, which has no norm of a sparse CUDA tensor and fails).
-    Everything else is AllenNLP's; with no sparse gradient in a step, so is the clipping.
+    The `exact_resume_gradient_descent` trainer (AllenNLP's `gradient_descent` with an exact
+    `--recover`) whose gradient-norm clipping (`grad_norm`) also takes sparse gradients, such
+    as the `bilm` model's with `sparse_softmax_gradient` (AllenNLP's calls torch's
+    `clip_grad_norm_`, which has no norm of a sparse CUDA tensor and fails). With no sparse
+    gradient in a step, the clipping is AllenNLP's.
 
     Registered as a `Trainer` with name "sparse_gradient_descent".
 

@@ -79,3 +79,37 @@ def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkey
         halves = [{s for s in worker if s.split()[0] == epoch} for worker in seen]
         assert len(halves[0]) == len(halves[1]) == 20
         assert not halves[0] & halves[1]
+
+
+def test_recover_in_distributed_training_restores_no_random_states_and_says_why(tmp_path, monkeypatch):
+    """The shipped trainer (exact_resume_gradient_descent) in distributed training: each worker
+    has its own random generators and the checkpoint holds the primary's, so `--recover`
+    restores none and logs why; the rest of what it adds still holds (a finished run resumed
+    after its last epoch keeps its metrics)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    overrides = {
+        "train_data_path": SENTENCES,
+        "validation_data_path": SENTENCES,
+        "vocabulary.corpus": SENTENCES,
+        "model.bilm": TINY_BILM,
+        "model.num_samples": 50,
+        "data_loader.batch_sampler.batch_size": 4,
+        "trainer.num_epochs": 1,
+        "distributed": {"cuda_devices": [-1, -1], "master_port": _free_port()},
+    }
+    run = tmp_path / "run"
+    for recover in (False, True):
+        train_model_from_file(
+            "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+            str(run),
+            overrides=json.dumps(overrides),
+            include_package=["elmo_plugin.lm"],
+            recover=recover,
+        )
+        if not recover:
+            finished = json.loads((run / "metrics.json").read_text())
+    for rank in (0, 1):
+        log = (run / f"out_worker{rank}.log").read_text()
+        assert log.count("random states not restored") == 1, rank
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert "training_loss" in finished and {key: metrics.get(key) for key in finished} == finished

@@ -1,18 +1,26 @@
 """A run killed anywhere and resumed with `allennlp train --recover` ends bit-identical (weights
-and metrics) to an uninterrupted run, with dropout and sampled softmax on."""
+and metrics) to an uninterrupted run, with dropout and sampled softmax on: the shipped configs'
+trainers (`exact_resume_gradient_descent`, and `sparse_gradient_descent` built on it), with
+`trainer.callbacks` overridden, as these tests do (the deprecated `exact_resume` callback was
+lost that way)."""
 
 import json
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
+import _jsonnet
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
+from allennlp.common.checks import ConfigurationError
+from allennlp.training import Trainer
 from allennlp.training.callbacks import TrainerCallback
 
 import elmo_plugin.tasks.ner  # noqa: F401
+from elmo_plugin.training import ExactResumeTrainer
 from tests.lm.conftest import TINY_BILM
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files
 
@@ -41,16 +49,14 @@ class InterruptAfter(TrainerCallback):
         epoch,
         batch_number,
         is_training,
-        is_primary=True,
-        batch_grad_norm=None,
         **kwargs,
     ) -> None:
         if not is_training:
             return
         data = sum(float(t.float().sum()) for t in _tensors(batch_inputs))
         weights = sum(float(p.detach().double().sum()) for p in trainer.model.parameters())
-        loss = float(batch_outputs[0]["loss"].detach())
         with open(self.log, "a") as log:
+            loss = float(batch_outputs[0]["loss"].detach())
             log.write(f"{epoch} {batch_number} {data} {loss!r} {weights!r}\n")
         if (
             self.interrupt_after
@@ -112,28 +118,28 @@ def _train(
     interrupt_after: int = 0,
     recover: bool = False,
     exact_resume: bool = True,
+    callbacks: Tuple[Dict, ...] = (),
 ) -> List[str]:
+    """Trains the config with the logging (and interrupting) callback after `callbacks`, with the
+    config's trainer, or AllenNLP's `gradient_descent` when not `exact_resume`."""
     path, overrides = config
-    callbacks: List[Dict[str, Any]] = [{"type": "exact_resume"}] if exact_resume else []
-    callbacks.append(
-        {
-            "type": "test_interrupt_after",
-            "log": str(directory) + ".log",
-            "interrupt_after": interrupt_after,
-            "marker": str(directory) + ".marker",
-        }
-    )
-    overrides = {**overrides, "trainer.callbacks": callbacks}
+    interrupt = {
+        "type": "test_interrupt_after",
+        "log": str(directory) + ".log",
+        "interrupt_after": interrupt_after,
+        "marker": str(directory) + ".marker",
+    }
+    overrides = {**overrides, "trainer.callbacks": [*callbacks, interrupt]}
+    if not exact_resume:
+        overrides["trainer.type"] = "gradient_descent"
     train_model_from_file(path, str(directory), overrides=json.dumps(overrides), recover=recover)
     return open(str(directory) + ".log").read().splitlines()
 
 
-def _interrupted_and_resumed(
-    config, directory: Path, interrupt_after: int, exact_resume: bool = True
-) -> List[str]:
+def _interrupted_and_resumed(config, directory: Path, interrupt_after: int, **kwargs) -> List[str]:
     with pytest.raises(KeyboardInterrupt):
-        _train(config, directory, interrupt_after, exact_resume=exact_resume)
-    return _train(config, directory, interrupt_after, recover=True, exact_resume=exact_resume)
+        _train(config, directory, interrupt_after, **kwargs)
+    return _train(config, directory, interrupt_after, recover=True, **kwargs)
 
 
 def _weights(directory: Path) -> Dict[str, Dict[str, torch.Tensor]]:
@@ -189,12 +195,27 @@ def straight_runs(tmp_path_factory):
 def test_killed_and_resumed_ends_bit_identical_to_the_uninterrupted_run(
     tmp_path, straight_runs, name, config, interrupt_after, resumed_from
 ):
-    straight_log, straight_weights, straight_metrics = straight_runs[name]
     log = _interrupted_and_resumed(config, tmp_path / "run", interrupt_after)
+    _assert_ends_as_the_straight_run(
+        straight_runs[name], log, tmp_path / "run", interrupt_after, resumed_from
+    )
+
+
+def _assert_ends_as_the_straight_run(
+    straight,
+    log: List[str],
+    directory: Path,
+    interrupt_after: int,
+    resumed_from: int,
+    check_training_loss: bool = True,
+) -> None:
+    """The run in `directory`, killed after batch `interrupt_after` and resumed at batch
+    `resumed_from` (its `log`), ended as `straight` (log, weights, metrics) did."""
+    straight_log, straight_weights, straight_metrics = straight
     # Before the kill and after the resume, the very batches (data and loss) of the straight run.
     assert log[:interrupt_after] == straight_log[:interrupt_after]
     assert log[interrupt_after:] == straight_log[resumed_from:]
-    weights = _weights(tmp_path / "run")
+    weights = _weights(directory)
     assert weights.keys() == straight_weights.keys()
     for file, state in straight_weights.items():
         for parameter, value in state.items():
@@ -203,7 +224,7 @@ def test_killed_and_resumed_ends_bit_identical_to_the_uninterrupted_run(
     # too, except those of an epoch resumed in its middle: AllenNLP's trainer keeps the epoch's
     # running loss and the model's metric counts in memory only, so there they cover the batches
     # trained after the resume (the loss summed over those, divided by all the epoch's batches).
-    metrics = _metrics(tmp_path / "run")
+    metrics = _metrics(directory)
     assert metrics.keys() == straight_metrics.keys()
     batches = int(straight_log[-1].split()[1])
     resumed_epoch = resumed_from // batches if resumed_from % batches else None
@@ -213,7 +234,7 @@ def test_killed_and_resumed_ends_bit_identical_to_the_uninterrupted_run(
             if key.startswith("training_") and epoch == resumed_epoch:
                 continue
             assert metrics[file][key] == value, (file, key)
-        if epoch == resumed_epoch:
+        if epoch == resumed_epoch and check_training_loss:
             assert expected["training_loss"] == pytest.approx(
                 _training_loss(straight_log, epoch, batches), rel=1e-9
             )
@@ -224,7 +245,7 @@ def test_killed_and_resumed_ends_bit_identical_to_the_uninterrupted_run(
 
 
 def test_without_exact_resume_the_resumed_run_ends_elsewhere(tmp_path, straight_runs):
-    """What AllenNLP's trainer alone gives (why `exact_resume` is in the shipped configs)."""
+    """What AllenNLP's trainer alone gives (why the shipped configs use ours)."""
     straight_log, straight_weights, straight_metrics = straight_runs["bilm_tiny"]
     log = _interrupted_and_resumed(BILM_TINY, tmp_path / "run", 14, exact_resume=False)
     assert [line.split()[:3] for line in log[14:]] == [
@@ -256,3 +277,98 @@ def test_with_elmo_caches_a_resumed_run_ends_equal_to_float_rounding(tmp_path, s
     ):
         assert metrics[key] == expected[key], key
     assert metrics["validation_loss"] == pytest.approx(expected["validation_loss"], rel=1e-5)
+
+
+def test_a_run_not_resumed_trains_as_allennlps_trainer_does(tmp_path, straight_runs):
+    """What the trainer adds to a run that is not resumed changes nothing in it (so runs
+    trained with AllenNLP's `gradient_descent` and the deprecated callback stand)."""
+    straight_log, straight_weights, straight_metrics = straight_runs["bilm_tiny"]
+    assert _train(BILM_TINY, tmp_path / "run", exact_resume=False) == straight_log
+    weights = _weights(tmp_path / "run")
+    for file, state in straight_weights.items():
+        for parameter, value in state.items():
+            assert torch.equal(value, weights[file][parameter]), (file, parameter)
+    assert _metrics(tmp_path / "run") == straight_metrics
+
+
+BILM_TINY_SPARSE = (
+    BILM_TINY[0],
+    {
+        **BILM_TINY[1],
+        # The paper recipe's trainer, sparse softmax gradient and optimizer.
+        "trainer.type": "sparse_gradient_descent",
+        "model.sparse_softmax_gradient": True,
+        "trainer.optimizer": {"type": "adagrad", "lr": 0.2, "initial_accumulator_value": 1.0},
+    },
+)
+
+
+def test_the_sparse_gradient_trainer_resumes_exactly_too(tmp_path):
+    straight = _train(BILM_TINY_SPARSE, tmp_path / "straight")
+    log = _interrupted_and_resumed(BILM_TINY_SPARSE, tmp_path / "run", 14)
+    straight_run = (straight, _weights(tmp_path / "straight"), _metrics(tmp_path / "straight"))
+    _assert_ends_as_the_straight_run(straight_run, log, tmp_path / "run", 14, 13)
+
+
+def test_with_gradient_accumulation_a_resumed_run_ends_bit_identical_too(tmp_path):
+    # Two batches a step, 5 steps an epoch, a checkpoint every 2 steps: killed after the 8th
+    # step, resumed at the checkpoint after the 7th (the first batch after it is the 15th).
+    # The data loader shuffles every 8 sentences (2 batches) as it reaches them, so the
+    # states must be set back right before the 15th batch, not at the 8th.
+    config = (
+        BILM_TINY[0],
+        {
+            **BILM_TINY[1],
+            "trainer.num_gradient_accumulation_steps": 2,
+            "trainer.checkpointer.save_every_num_batches": 2,
+            "data_loader.max_instances_in_memory": 8,
+        },
+    )
+    straight = _train(config, tmp_path / "straight")
+    assert len(straight) == 10
+    log = _interrupted_and_resumed(config, tmp_path / "run", 8)
+    straight_run = (straight, _weights(tmp_path / "straight"), _metrics(tmp_path / "straight"))
+    # (The log holds each step's first batch's loss, not AllenNLP's training loss of a step.)
+    _assert_ends_as_the_straight_run(
+        straight_run, log, tmp_path / "run", 8, 7, check_training_loss=False
+    )
+
+
+def test_every_shipped_config_trains_with_an_exact_resume_trainer():
+    configs = sorted(TRAINING_CONFIGS.rglob("*.jsonnet"))
+    assert len(configs) > 20
+    for config in configs:
+        trainer = json.loads(_jsonnet.evaluate_file(str(config)))["trainer"]
+        trainer_class, _ = Trainer.resolve_class_name(
+            trainer.get("type", Trainer.default_implementation)
+        )
+        assert issubclass(trainer_class, ExactResumeTrainer), config
+        assert "exact_resume" not in [
+            callback["type"] for callback in trainer.get("callbacks", [])
+        ], config
+
+
+def test_the_deprecated_callback_stops_another_trainer_before_it_trains(tmp_path):
+    with pytest.raises(ConfigurationError, match='"type": "exact_resume_gradient_descent"'):
+        _train(
+            BILM_TINY, tmp_path / "run", exact_resume=False, callbacks=({"type": "exact_resume"},)
+        )
+    assert not os.path.exists(str(tmp_path / "run") + ".log")  # not one batch trained
+
+
+def test_a_checkpoint_of_the_deprecated_callback_resumes_exactly(tmp_path, straight_runs):
+    """A run started with the `exact_resume` callback of earlier versions (its checkpoints hold
+    the random states as the callback's state, and no state of the trainer's own callback),
+    recovered with its config, which names the callback: with the trainer, bit-identical."""
+    deprecated = ({"type": "exact_resume"},)
+    with pytest.raises(KeyboardInterrupt):
+        _train(BILM_TINY, tmp_path / "run", 14, callbacks=deprecated)
+    for path in (tmp_path / "run").glob("training_state_*.th"):
+        state = torch.load(path)
+        callbacks = state["callbacks"]
+        ours = [i for i, callback in enumerate(callbacks) if "epoch_start" in callback]
+        assert callbacks[0] == {} and len(ours) == 1  # the deprecated callback saves nothing now
+        callbacks[0] = callbacks.pop(ours[0])  # as the callback saved them
+        torch.save(state, path)
+    log = _train(BILM_TINY, tmp_path / "run", 14, recover=True, callbacks=deprecated)
+    _assert_ends_as_the_straight_run(straight_runs["bilm_tiny"], log, tmp_path / "run", 14, 13)

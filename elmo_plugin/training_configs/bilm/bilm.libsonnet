@@ -78,7 +78,8 @@ local training = import "../common/optimizer.libsonnet";
   },
   paper_trainer(num_epochs=10, cuda_device=0)::
     self.trainer({ type: "adagrad", lr: 0.2, initial_accumulator_value: 1.0 }, num_epochs, 3) + {
-      // Clips the sparse softmax gradient too (paper_model's), which AllenNLP's cannot on CUDA.
+      // Clips the sparse softmax gradient too (paper_model's), which AllenNLP's cannot on CUDA;
+      // `--recover` is exact with it as with `exact_resume_gradient_descent`, its base.
       type: "sparse_gradient_descent",
       cuda_device: cuda_device,
       // Mid-epoch checkpoints, for `--recover` (by batches: distributed training cannot

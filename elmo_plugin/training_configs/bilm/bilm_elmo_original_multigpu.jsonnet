@@ -7,7 +7,9 @@ local original = import "bilm_elmo_original.jsonnet";
 // AllenNLP gives each worker its device; the single-GPU `cuda_device` is dropped.
 std.mergePatch(original, {
   distributed: { cuda_devices: [0, 1, 2] },
-  // NCCL reduces dense gradients only: a dense softmax gradient, and AllenNLP's trainer.
+  // NCCL reduces dense gradients only: a dense softmax gradient, and AllenNLP's clipping (the
+  // trainer without `sparse_gradient_descent`'s; in distributed training its `--recover`
+  // restores no random states, and logs so).
   model: { sparse_softmax_gradient: false },
-  trainer: { cuda_device: null, type: "gradient_descent" },
+  trainer: { cuda_device: null, type: "exact_resume_gradient_descent" },
 })

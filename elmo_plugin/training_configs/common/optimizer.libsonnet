@@ -1,10 +1,11 @@
 // Trainer settings shared by the task and pretraining configs.
 {
   // Checkpoints written atomically, and `--recover` exact: the same data order and random
-  // draws as an uninterrupted run (elmo_plugin/training/).
+  // draws as an uninterrupted run (elmo_plugin/training/). The trainer is AllenNLP's
+  // `gradient_descent` with an exact `--recover`; `trainer.callbacks` is free for yours.
   resumable(keep=2):: {
+    type: "exact_resume_gradient_descent",
     checkpointer: { type: "atomic", keep_most_recent_by_count: keep },
-    callbacks: [{ type: "exact_resume" }],
   },
   trainer(num_epochs=10, lr=0.001, patience=3, validation_metric="-loss", grad_norm=5.0)::
     self.resumable() + {
