@@ -36,11 +36,34 @@ def sample_by_name(config: Config) -> Config:
     return config
 
 
+def exact_resume_as_trainer(config: Config) -> Config:
+    """Exact resume moved from the `exact_resume` callback to the trainer (`trainer.type`
+    "exact_resume_gradient_descent", or "sparse_gradient_descent" built on it): an uninterrupted
+    run trains the same weights and metrics either way (tests/training/test_exact_resume.py), so
+    a config with the callback reads as the one with the trainer."""
+    trainer = config.get("trainer")
+    if not isinstance(trainer, dict):
+        return config
+    callbacks = trainer.get("callbacks") or []
+    if {"type": "exact_resume"} not in callbacks:
+        return config
+    trainer = dict(trainer)
+    rest = [callback for callback in callbacks if callback != {"type": "exact_resume"}]
+    if rest:
+        trainer["callbacks"] = rest
+    else:
+        del trainer["callbacks"]
+    if trainer.get("type", "gradient_descent") == "gradient_descent":
+        trainer["type"] = "exact_resume_gradient_descent"
+    return {**config, "trainer": trainer}
+
+
 # Rewrites of an effective config, each named with its reason, applied before two configs are
 # compared: differences that train the same model (a sample's dir; a change of the shipped
 # configs that keeps what they train), so that a record made before them still reads back.
 EQUIVALENT_CHANGES: List[Tuple[str, Callable[[Config], Config]]] = [
     ("a sample of the training data is named by its file name", sample_by_name),
+    ("exact resume is the trainer's, no longer a callback", exact_resume_as_trainer),
 ]
 
 

@@ -184,6 +184,22 @@ def test_a_sample_is_named_by_its_file_wherever_it_was_written():
     )
 
 
+def test_a_record_with_the_exact_resume_callback_reads_as_the_trainer_that_replaced_it():
+    old = {"trainer": {"callbacks": [{"type": "exact_resume"}], "num_epochs": 3}}
+    new = {"trainer": {"type": "exact_resume_gradient_descent", "num_epochs": 3}}
+    assert configs.identity(old) == configs.identity(new)
+    sparse = {
+        "trainer": {"type": "sparse_gradient_descent", "callbacks": [{"type": "exact_resume"}]}
+    }
+    assert configs.identity(sparse) == configs.identity(
+        {"trainer": {"type": "sparse_gradient_descent"}}
+    )
+    # Without the callback the old config trained without exact resume: not the same run.
+    assert configs.identity({"trainer": {"num_epochs": 3}}) != configs.identity(new)
+    kept = {"trainer": {"callbacks": [{"type": "exact_resume"}, {"type": "other"}]}}
+    assert configs.comparable(kept)["trainer"]["callbacks"] == [{"type": "other"}]
+
+
 def test_a_records_only_runner_neither_trains_nor_lists(finished_run, tmp_path, capsys):
     run, _ = finished_run
     other = Run("task/other", run.config, {}, str(tmp_path / "runs" / "task" / "other"))
