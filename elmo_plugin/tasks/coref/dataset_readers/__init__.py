@@ -1,0 +1,1 @@
+"""Reading CoNLL-2012-style coreference files."""
