@@ -1,1 +1,3 @@
-"""Reading CoNLL-2012-style coreference files."""
+from elmo_plugin.tasks.coref.dataset_readers.litbank_coref import LitbankCorefReader
+
+__all__ = ["LitbankCorefReader"]
