@@ -69,7 +69,7 @@ def model_from(config, vocab, extra_overrides=None, **model_overrides) -> Model:
     return Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
 
 
-def test_elmo_runs_once_over_each_sentence_and_the_layer_weights_reach_the_loss(batch_and_vocab):
+def test_one_biLM_run_over_the_sentences_and_the_layer_weights_reach_the_loss(batch_and_vocab):
     tensors, vocab = batch_and_vocab
     model = model_from(ELMO_CONFIG, vocab)
     inputs = []
@@ -77,29 +77,16 @@ def test_elmo_runs_once_over_each_sentence_and_the_layer_weights_reach_the_loss(
     before = dict(tensors["text"])
     output = model(**tensors)
     output["loss"].backward()
-    # Every sentence of either document once, in groups of similar length (the longest at
-    # most twice the shortest), each padded to its own longest only.
-    lengths = [(ids[:, :, 0] > 0).sum(dim=1) for ids in inputs]
-    assert sorted(torch.cat(lengths).tolist()) == sorted(
-        length for length in tensors["sentence_lengths"].flatten().tolist() if length
-    )
-    for ids, group in zip(inputs, lengths):
-        assert ids.size(1) == group.max() <= 2 * group.min()
+    # One run, a row a sentence of either document, padded to the longest sentence.
+    (character_ids,) = inputs
+    lengths = tensors["sentence_lengths"]
+    assert character_ids.shape[:2] == (int((lengths > 0).sum()), int(lengths.max()))
+    assert (character_ids[:, :, 0] > 0).sum(dim=1).tolist() == lengths[lengths > 0].tolist()
     assert dict(tensors["text"]) == before and set(before) == {"tokens", "elmo"}
     assert model._elmo.scalar_mixes[0].scalar_parameters.grad.abs().sum() > 0
     metrics = model.get_metrics()
     assert 0.0 <= metrics["coref_f1"] <= 1.0 and 0.0 <= metrics["mention_recall"] <= 1.0
     assert len([key for key in metrics if key.startswith("_elmo")]) == 4  # 3 layers + gamma
-
-
-def test_elmo_by_length_groups_is_elmo_over_all_the_sentences_at_once(batch_and_vocab):
-    tensors, vocab = batch_and_vocab
-    model = model_from(ELMO_CONFIG, vocab, {"model.elmo.activation_cache": None}).eval()
-    layout = SentenceLayout(tensors["sentence_lengths"], tensors["text"]["tokens"]["tokens"].size(1))
-    ids = tensors["text"]["elmo"]["elmo_tokens"]
-    grouped = model._sentence_elmo(ids, layout)
-    at_once = model._elmo(layout.to_sentences(ids))["elmo_representations"][0]
-    torch.testing.assert_close(grouped, at_once, rtol=1e-4, atol=1e-5)
 
 
 def test_the_sizes_follow_the_embedders_and_elmo(batch_and_vocab):

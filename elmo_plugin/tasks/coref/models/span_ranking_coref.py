@@ -44,9 +44,10 @@ class SpanRankingCoref(Model):
     The embeddings of the `text_field_embedder` (words, characters; dropped by
     `lexical_dropout`) run through the `context_layer` sentence by sentence, as in Lee et al.
     With `use_input_elmo`, the `elmo` module's vectors are concatenated to them there, ELMo run
-    a sentence at a time too (as Lee et al. 2018 feed it; the activation cache keys
-    sentences). The attention head sums the `text_field_embedder`'s embeddings only, without
-    ELMo, as Lee et al. 2018's `head_emb` does.
+    a sentence at a time too (the sentences of a batch are one batch of the biLM, as Lee et
+    al. 2018 feed it; the activation cache keys sentences). The attention head sums the
+    `text_field_embedder`'s embeddings only, without ELMo, as Lee et al. 2018's `head_emb`
+    does.
 
     The design is allennlp-models' `coref` (not a dependency here); ours differs in or adds:
     - Sizes: every layer's input size is set from the embedders, the ELMo module and the
@@ -231,19 +232,19 @@ class SpanRankingCoref(Model):
                 f"documents of {word_counts.tolist()} words"
             )
 
-        if self._elmo is None or ELMO_INDEXER_KEY not in text:
-            # No ELMo; with an `Elmo` but no ids, ElmoPlaces stops with a ConfigurationError.
-            self._elmo_places(text)
-        other_indexers = {key: value for key, value in text.items() if key != ELMO_INDEXER_KEY}
+        elmo_input = dict(text)
+        if ELMO_INDEXER_KEY in text:
+            # The biLM reads one sentence a row (as it was trained; its cache keys sentences).
+            elmo_input[ELMO_INDEXER_KEY] = {
+                "elmo_tokens": layout.to_sentences(text[ELMO_INDEXER_KEY]["elmo_tokens"])
+            }
+        placed = self._elmo_places(elmo_input)
         # Shape: (batch_size, num_words, embedding_dim)
-        embedded = self._lexical_dropout(
-            embed_in_float32(self._text_field_embedder, other_indexers)
-        )
+        embedded = self._lexical_dropout(embed_in_float32(self._text_field_embedder, placed.text))
         # Shape: (num_sentences, max_sentence_length, embedding_dim (+ ELMo))
         sentence_input = layout.to_sentences(embedded)
-        if self._elmo is not None:
-            elmo = self._sentence_elmo(text[ELMO_INDEXER_KEY]["elmo_tokens"], layout)
-            sentence_input = torch.cat([sentence_input, elmo.to(sentence_input.dtype)], dim=-1)
+        if placed.input is not None:
+            sentence_input = torch.cat([sentence_input, placed.input], dim=-1)
         contextual = layout.to_documents(self._context_layer(sentence_input, layout.mask))
 
         span_mask = spans[:, :, 0] >= 0
@@ -340,37 +341,6 @@ class SpanRankingCoref(Model):
             if all("clusters" in entry for entry in metadata):
                 self._update_metrics(output, metadata)
         return output
-
-    def _sentence_elmo(self, character_ids: torch.Tensor, layout: SentenceLayout) -> torch.Tensor:
-        """
-        ELMo at the input, `(num_sentences, max_sentence_length, elmo_dim)`: the biLM runs over
-        the sentences sorted by length, in groups whose longest is at most twice their shortest
-        (each padded to its own longest), since a document's sentences differ widely in length
-        (LitBank's: 1 to 307 words) and one batch padded to the longest would mostly compute
-        padding; the activation cache keys each sentence, whatever its group.
-        """
-        ids = layout.to_sentences(character_ids)
-        lengths = layout.lengths.tolist()
-        order = sorted(range(len(lengths)), key=lambda index: lengths[index])
-        groups: List[List[int]] = []
-        for index in order:
-            if groups and lengths[index] <= 2 * lengths[groups[-1][0]]:
-                groups[-1].append(index)
-            else:
-                groups.append([index])
-        pieces, rows = [], []
-        for group in groups:
-            longest = lengths[group[-1]]
-            rows_of_group = torch.tensor(group, device=ids.device)
-            group_ids = {"elmo_tokens": ids.index_select(0, rows_of_group)[:, :longest]}
-            placed = self._elmo_places({ELMO_INDEXER_KEY: group_ids})
-            assert placed.input is not None  # an `Elmo` with use_input_elmo (checked at init)
-            padding = ids.size(1) - longest
-            pieces.append(torch.nn.functional.pad(placed.input, (0, 0, 0, padding)))
-            rows.append(rows_of_group)
-        elmo = torch.cat(pieces, dim=0)
-        # Back to the sentences' order.
-        return elmo.index_select(0, torch.argsort(torch.cat(rows)))
 
     def _attended_heads(
         self, contextual: torch.Tensor, embedded: torch.Tensor, spans: torch.Tensor
