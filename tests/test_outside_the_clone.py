@@ -63,6 +63,8 @@ def test_import_elmo_plugin_registers_the_tasks_and_changes_nothing_else():
         "Predictor.by_name('squad_answer')\n"
         "Model.by_name('esim_nli'); Model.by_name('bilstm_crf_tagger'); Model.by_name('deep_srl')\n"
         "Model.by_name('bcn_classifier'); Predictor.by_name('sentence_sentiment')\n"
+        "DatasetReader.by_name('litbank_coref'); Model.by_name('span_ranking_coref')\n"
+        "Predictor.by_name('coref_clusters')\n"
         "assert dict(os.environ) == environ and sys.meta_path == finders\n"
         "# only the allennlp command checks archives\n"
         "assert archival.extracted_archive is extract\n"

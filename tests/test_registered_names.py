@@ -23,12 +23,16 @@ def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):
     assert Model.by_name("crf_tagger").__module__.startswith("allennlp_models")  # really loaded
     assert TokenEmbedder.by_name("elmo") is ElmoTokenEmbedder
     ours = [
-        name
-        for names in Registrable._registry.values()
+        (base, name, cls)
+        for base, names in Registrable._registry.items()
         for name, (cls, _) in names.items()
         if cls.__module__.startswith("elmo_plugin")
     ]
-    assert "elmo" in ours
+    for base, name, cls in ours:
+        assert base.resolve_class_name(name)[0] is cls, name
+    names = {name for _, name, _ in ours}
+    assert {"elmo", "litbank_coref", "span_ranking_coref", "coref_clusters"} <= names
+    assert {"conll2012_coref_scores", "coref_mention_recall"} <= names
 
 
 def test_allennlp_models_registers_after_the_plugin(allennlp_models):

@@ -81,7 +81,9 @@ def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkey
         assert not halves[0] & halves[1]
 
 
-def test_recover_in_distributed_training_restores_no_random_states_and_says_why(tmp_path, monkeypatch):
+def test_recover_in_distributed_training_restores_no_random_states_and_says_why(
+    tmp_path, monkeypatch
+):
     """The shipped trainer (exact_resume_gradient_descent) in distributed training: each worker
     has its own random generators and the checkpoint holds the primary's, so `--recover`
     restores none and logs why; the rest of what it adds still holds (a finished run resumed

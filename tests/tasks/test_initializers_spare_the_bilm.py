@@ -41,7 +41,7 @@ def bilm_parameters(module: torch.nn.Module) -> dict:
 def test_every_task_with_elmo_has_a_config_here():
     tasks = {config.split("/")[0] for config in ELMO_CONFIGS}
     assert (
-        tasks == {"ner", "sentiment", "srl", "snli", "squad"}
+        tasks == {"coref", "ner", "sentiment", "srl", "snli", "squad"}
         and "srl/srl_elmo_finetuned.jsonnet" in ELMO_CONFIGS
     )
 

@@ -10,7 +10,14 @@ from allennlp.predictors import Predictor
 import elmo_plugin.tasks  # noqa: F401
 from elmo_plugin.tasks.srl.predictors.deep_srl import _predicate_indices
 
-PREDICTORS = ["conll_ner", "nli_pair", "squad_answer", "deep_srl", "sentence_sentiment"]
+PREDICTORS = [
+    "conll_ner",
+    "nli_pair",
+    "squad_answer",
+    "deep_srl",
+    "sentence_sentiment",
+    "coref_clusters",
+]
 
 
 def _load_line(name, line):

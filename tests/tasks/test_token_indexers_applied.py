@@ -15,6 +15,7 @@ from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
@@ -42,6 +43,7 @@ def _text_fields(instance):
         (UniversalPropbankSrlReader(), (["Bush", "nominated", "them"], 1)),
         (ConllSrlColumnsReader(), (["Bush", "nominated", "them"], 1)),
         (BilmCorpusReader(), (["a", "b"],)),
+        (LitbankCorefReader(), ([["He", "came"], ["She", "left"]],)),
     ],
 )
 def test_text_to_instance_leaves_the_indexers_to_apply_token_indexers(reader, arguments):

@@ -8,6 +8,8 @@ local root = "../shared/data/";
   srl: { train: root + "srl_up_english_ewt/split/train.conllu", dev: root + "srl_up_english_ewt/split/dev.conllu", test: root + "srl_up_english_ewt/en_ewt-up-test.conllu" },
   snli: { train: root + "snli_1.0/split/train.jsonl", dev: root + "snli_1.0/split/dev.jsonl", test: root + "snli_1.0/snli_1.0_test.tok.jsonl" },
   sst: { train: root + "sst/trees/train.txt", dev: root + "sst/trees/dev.txt", test: root + "sst/trees/test.txt" },
+  // LitBank coreference (its README, section 11): lists of document files, read from conll/ beside them.
+  litbank: { train: root + "litbank_coref/train_docs.txt", dev: root + "litbank_coref/dev_docs.txt", test: root + "litbank_coref/test_docs.txt" },
   squad: { train: root + "squad1.1/split/train.json", test: root + "squad1.1/split/test.json" },
   lm: { train: root + "lm_wikipedia_en_2015/tokenized/train/*.txt.xz", dev: root + "lm_wikipedia_en_2015/tokenized/valid.txt.xz", test: root + "lm_wikipedia_en_2015/tokenized/test.txt.xz" },
 }
