@@ -49,6 +49,8 @@ class InterruptAfter(TrainerCallback):
         epoch,
         batch_number,
         is_training,
+        is_primary=True,
+        batch_grad_norm=None,
         **kwargs,
     ) -> None:
         if not is_training:
