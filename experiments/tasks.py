@@ -231,6 +231,18 @@ TASKS = {
             input_elmo=None,
             table1_elmo="elmo",
         ),
+        Task(
+            name="coref",
+            title="Coreference (LitBank)",
+            configs={"baseline": "coref/coref_baseline", "elmo": "coref/coref_elmo"},
+            knobs={**EPOCHS, "hidden_size": "hidden_dim", "max_antecedents": "max_antecedents"},
+            budget={},
+            test_metrics=("test_muc_f1", "test_b3_f1", "test_ceafe_f1", "test_coref_f1"),
+            metric_name="MUC / B3 / CEAF-e / average F1",
+            dev_metric="best_validation_coref_f1",
+            input_elmo="elmo",
+            table1_elmo="elmo",
+        ),
     ]
 }
 

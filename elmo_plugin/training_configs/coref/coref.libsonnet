@@ -33,6 +33,11 @@ local optimizer = import "../common/optimizer.libsonnet";
   elmo_settings:: elmo,
   elmo_dropout:: 0.5,
   elmo_regularization:: 0.001,
+  // Fixed pre-softmax layer weights instead of learned ones, e.g. elmo.top_layer_only(3): the
+  // top layer only (the paper's Table 2); null: learned.
+  elmo_scalar_mix_parameters:: null,
+  // "bfloat16" runs the biLM's products in bfloat16; null: the module's default, float32.
+  elmo_compute_dtype:: null,
   word_dim:: 100,
   char_filters:: 64,
   hidden_dim:: 64,
@@ -88,8 +93,12 @@ local optimizer = import "../common/optimizer.libsonnet";
         token_characters: embeddings.char_embedder(num_filters=$.char_filters),
       },
     },
-    [if $.use_elmo then "elmo"]: $.elmo_settings.module(num_output_representations=1,
-                                                        dropout=$.elmo_dropout),
+    [if $.use_elmo then "elmo"]: $.elmo_settings.module(
+      num_output_representations=1,
+      dropout=$.elmo_dropout,
+      scalar_mix_parameters=$.elmo_scalar_mix_parameters,
+      compute_dtype=$.elmo_compute_dtype,
+    ),
     use_input_elmo: $.use_elmo,
     lexical_dropout: $.lexical_dropout,
     context_layer: { type: "lstm", hidden_size: $.hidden_dim, bidirectional: true },
