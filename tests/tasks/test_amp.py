@@ -3,21 +3,17 @@ it (AllenNLP's `cnn` character encoder masks with float16's minimum, which round
 that survive its clean-up) is reproduced under the CPU's float16 autocast, so these run in CI;
 tests/test_devices.py trains with AMP on CUDA where there is one."""
 
-import json
-
 import pytest
 import torch
-from allennlp.common import Params
-from allennlp.data import Vocabulary
-from allennlp.data.data_loaders import SimpleDataLoader
-from allennlp.data.dataset_readers import DatasetReader
-from allennlp.models import Model
 
 import elmo_plugin.tasks.ner  # noqa: F401
 from elmo_plugin.elmo import Elmo
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm
+from tests.tasks.training_helpers import (
+    FLOAT16_AUTOCAST_ON_CPU,
+    assert_float16_autocast_step_is_finite,
+)
 
-FLOAT16_AUTOCAST_ON_CPU = int(torch.__version__.split(".")[0]) >= 2
 pytestmark = pytest.mark.skipif(
     not FLOAT16_AUTOCAST_ON_CPU, reason="this torch's CPU autocast has no float16"
 )
@@ -31,31 +27,13 @@ NER_OVERRIDES = {
 }
 
 
-def _model_and_batch(config, overrides):
-    params = Params.from_file(config, params_overrides=json.dumps(overrides))
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    instances = list(reader.read(overrides["train_data_path"]))
-    vocab = Vocabulary.from_instances(instances)
-    model = Model.from_params(vocab=vocab, params=params.pop("model"))
-    loader = SimpleDataLoader(instances, 8)
-    loader.index_with(vocab)
-    return model, next(iter(loader))
-
-
 @pytest.mark.parametrize("config", ["ner_elmo", "ner_baseline"])
 def test_a_float16_autocast_training_step_of_ner_is_finite(config):
     overrides = dict(NER_OVERRIDES)
     if config == "ner_baseline":
         overrides = {k: v for k, v in overrides.items() if ".elmo." not in k}
-    torch.manual_seed(0)
-    model, batch = _model_and_batch(f"elmo_plugin/training_configs/ner/{config}.jsonnet", overrides)
-    with torch.autocast("cpu", dtype=torch.float16):
-        loss = model(**batch)["loss"]
-    loss.backward()
-    assert torch.isfinite(loss)
-    for name, parameter in model.named_parameters():
-        if parameter.grad is not None:
-            assert torch.isfinite(parameter.grad).all(), name
+    config_path = f"elmo_plugin/training_configs/ner/{config}.jsonnet"
+    assert_float16_autocast_step_is_finite(config_path, overrides, batch_size=8)
 
 
 def test_the_bilm_runs_in_its_compute_dtype_under_autocast(elmo_options, elmo_weights, sentences):

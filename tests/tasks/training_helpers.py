@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Any, Dict, Tuple
 
 import pytest
+import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
+from allennlp.data.data_loaders import SimpleDataLoader
+from allennlp.data.dataset_readers import DatasetReader
 from allennlp.models import Model
 
 from tests.paths import FIXTURES
@@ -20,6 +23,32 @@ FIXTURE_BILM = (
     str(FIXTURES / "elmo" / "options.json"),
     str(FIXTURES / "elmo" / "lm_weights.hdf5"),
 )
+
+
+# torch before 2 has no float16 autocast on the CPU: the AMP tests skip there.
+FLOAT16_AUTOCAST_ON_CPU = int(torch.__version__.split(".")[0]) >= 2
+
+
+def assert_float16_autocast_step_is_finite(
+    config: str, overrides: Dict[str, Any], batch_size: int
+) -> None:
+    """One training step of `config` (with `overrides`) on its first `batch_size` training
+    instances under the CPU's float16 autocast gives a finite loss and finite gradients."""
+    params = Params.from_file(config, params_overrides=json.dumps(overrides))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(overrides["train_data_path"]))
+    vocab = Vocabulary.from_instances(instances)
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    loader = SimpleDataLoader(instances, batch_size)
+    loader.index_with(vocab)
+    with torch.autocast("cpu", dtype=torch.float16):
+        loss = model(**next(iter(loader)))["loss"]
+    loss.backward()
+    assert torch.isfinite(loss)
+    for name, parameter in model.named_parameters():
+        if parameter.grad is not None:
+            assert torch.isfinite(parameter.grad).all(), name
 
 
 def bilm_files(elmo: str, bilm: Tuple[str, str]) -> Dict[str, str]:
