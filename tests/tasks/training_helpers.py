@@ -4,7 +4,7 @@ a biLM, and checking that an input size given in a config must match the model's
 import copy
 import json
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 import pytest
 import torch
@@ -66,6 +66,27 @@ def train_config(
     )
     assert model is not None  # None only from a dry run or a distributed one
     return model, json.loads((serialization_dir / "metrics.json").read_text())
+
+
+def trained_once(
+    tmp_path_factory: Any, configs: Path, overrides_of: Callable[[Path], Dict[str, Any]]
+) -> Callable[[str], Path]:
+    """A function training the config `name` of `configs` (with `overrides_of(config)`) the
+    first time it is asked for it and returning its serialization directory: for a module
+    fixture, so that a module's tests share each config's run."""
+    directories: Dict[str, Path] = {}
+
+    def train(name: str) -> Path:
+        if name not in directories:
+            config = configs / f"{name}.jsonnet"
+            directory = tmp_path_factory.mktemp(name)
+            train_model_from_file(
+                str(config), str(directory), overrides=json.dumps(overrides_of(config))
+            )
+            directories[name] = directory
+        return directories[name]
+
+    return train
 
 
 def assert_input_size_must_match(

@@ -12,7 +12,6 @@ from unittest import mock
 
 import pytest
 from allennlp.commands import main
-from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
@@ -20,6 +19,7 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from tests.tasks.coref.coref_small_overrides import FIXTURES, SMALL
+from tests.tasks.training_helpers import trained_once
 
 CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "coref"
 NAMES = ["coref_baseline", "coref_elmo"]
@@ -34,18 +34,7 @@ DOCUMENT = "Mr. Jones came home late. He was tired, and his dog barked at him."
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """Trains a config once per module; returns its serialization directory."""
-    directories = {}
-
-    def train(name: str) -> Path:
-        if name not in directories:
-            directory = tmp_path_factory.mktemp(name)
-            train_model_from_file(
-                str(CONFIGS / f"{name}.jsonnet"), str(directory), overrides=json.dumps(SMALL)
-            )
-            directories[name] = directory
-        return directories[name]
-
-    return train
+    return trained_once(tmp_path_factory, CONFIGS, lambda config: SMALL)
 
 
 @pytest.mark.parametrize("name", NAMES)

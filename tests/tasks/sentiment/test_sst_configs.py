@@ -7,12 +7,10 @@ predictor then run on an archive, from outside the clone.
 import json
 import math
 import sys
-from pathlib import Path
 from unittest import mock
 
 import pytest
 from allennlp.commands import main
-from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
@@ -21,6 +19,7 @@ import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES, SMALL
+from tests.tasks.training_helpers import trained_once
 
 CONFIGS = TRAINING_CONFIGS / "sentiment"
 LABELS = {"0", "1", "2", "3", "4"}
@@ -30,18 +29,7 @@ NUM_ELMO_PLACES = {"sst_baseline": 0, "sst_elmo": 2}
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """Trains a config once per module; returns its serialization directory."""
-    directories = {}
-
-    def train(name: str) -> Path:
-        if name not in directories:
-            directory = tmp_path_factory.mktemp(name)
-            train_model_from_file(
-                str(CONFIGS / f"{name}.jsonnet"), str(directory), overrides=json.dumps(SMALL)
-            )
-            directories[name] = directory
-        return directories[name]
-
-    return train
+    return trained_once(tmp_path_factory, CONFIGS, lambda config: SMALL)
 
 
 @pytest.mark.parametrize("name", sorted(NUM_ELMO_PLACES))

@@ -27,6 +27,7 @@ import elmo_plugin.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
+from tests.tasks.training_helpers import trained_once
 
 CONFIGS = TRAINING_CONFIGS / "snli"
 LABELS = {"entailment", "neutral", "contradiction"}
@@ -60,22 +61,7 @@ def test_elmo_at_the_input_is_dropped_by_the_model_not_again_by_elmo(name):
 @pytest.fixture(scope="module")
 def train(tmp_path_factory):
     """Trains a config once per module; returns its serialization directory."""
-    trained = {}
-
-    def _train(name: str) -> Path:
-        if name not in trained:
-            config = CONFIGS / f"{name}.jsonnet"
-            serialization_dir = tmp_path_factory.mktemp(name)
-            train_model_from_file(
-                str(config),
-                str(serialization_dir),
-                overrides=json.dumps(shrinking_overrides(config)),
-                force=True,
-            )
-            trained[name] = serialization_dir
-        return trained[name]
-
-    return _train
+    return trained_once(tmp_path_factory, CONFIGS, shrinking_overrides)
 
 
 def run_allennlp(*args: str) -> None:
