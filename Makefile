@@ -73,7 +73,6 @@ RECORDS := experiments/results/paper_tables
 tables: $(STAMP)
 	$(BIN)/python experiments/paper_tables.py table1 table2 table3 sample_efficiency convergence finetuned --extra-seeds 1 2 --records $(RECORDS)
 	$(BIN)/python experiments/paper_tables.py figure2 --figure docs/elmo_layer_weights.png --records $(RECORDS)
-	bash experiments/domain_adaptation.sh snli
 	$(BIN)/python experiments/render_docs.py
 
 bench-embed: $(STAMP)
