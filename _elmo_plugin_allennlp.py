@@ -45,11 +45,15 @@ class _AfterPluginsImport(importlib.abc.MetaPathFinder):
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
-        execute = spec.loader.exec_module
+        # allennlp is being imported, so its module has a spec with a loader.
+        assert spec is not None and spec.loader is not None
+        loader = spec.loader
+        execute = loader.exec_module
 
         def exec_module(module) -> None:
             execute(module)
             _register(module)
 
-        spec.loader.exec_module = exec_module
+        # This one loader's method is wrapped on purpose (mypy forbids assigning to a method).
+        loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec

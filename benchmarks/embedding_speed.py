@@ -32,7 +32,7 @@ import os
 import statistics
 import tempfile
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from common import (
     answer,
@@ -256,7 +256,7 @@ def main():
             sentences_file = os.path.join(model_dir, "sentences.json")
             with open(sentences_file, "w") as handle:
                 json.dump({"warm_up": warm_up, "timed": sentences}, handle)
-            results = {"allennlp": [], "ours": []}
+            results: Dict[str, List[Dict[str, Any]]] = {"allennlp": [], "ours": []}
             for _ in range(args.runs):
                 for implementation in ("allennlp", "ours"):
                     results[implementation].append(

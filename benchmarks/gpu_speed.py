@@ -37,7 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
 import torch
@@ -76,10 +76,12 @@ def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
     options = os.path.join(model_dir, "options.json")
     weights = os.path.join(model_dir, "weights.hdf5")
     theirs = AllenNlpElmo(options, weights, 1, dropout=0.0).eval().to(device)
+    # Its private biLM (`_ElmoBiLm`), assigned in `__init__` without a type mypy can infer.
+    their_bilm: Any = theirs._elmo_lstm  # type: ignore[has-type]
 
     def allennlp(ids):
-        theirs._elmo_lstm._elmo_lstm.reset_states()  # stateless, like ours by default
-        return theirs._elmo_lstm(ids)["activations"]
+        their_bilm._elmo_lstm.reset_states()  # stateless, like ours by default
+        return their_bilm(ids)["activations"]
 
     runs: Dict[str, Callable] = {"allennlp": allennlp}
     for dtype in ("float32", "bfloat16"):
@@ -293,7 +295,9 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
         settings = [("float32", True), ("bfloat16", True)]
     for lanes in lane_counts:
         batches = packed_batches(sentences, lanes, vocabulary_size, 4)
-        rows = [(name, {}, profiled) for name, profiled in settings]
+        rows: List[Tuple[str, Dict[str, bool], bool]] = [
+            (name, {}, profiled) for name, profiled in settings
+        ]
         rows.append(("bfloat16, CUDA graphs", {"graphs": True}, True))
         if lanes <= 512:
             rows += [

@@ -43,7 +43,9 @@ def _extras():
 def _readme_user_commands():
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Using the plugin from your own project", 1)[1]
-    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
+    match = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert match is not None, "no bash block in the README's section"
+    block = match.group(1)
     return [
         line.split("#")[0].strip() for line in block.splitlines() if line.startswith("pip install")
     ]

@@ -29,6 +29,7 @@ def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):
         if cls.__module__.startswith("elmo_plugin")
     ]
     for base, name, cls in ours:
+        assert issubclass(base, Registrable)
         assert base.resolve_class_name(name)[0] is cls, name
     names = {name for _, name, _ in ours}
     assert {"elmo", "litbank_coref", "span_ranking_coref", "coref_clusters"} <= names

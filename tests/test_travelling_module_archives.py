@@ -13,6 +13,7 @@ from allennlp.predictors import Predictor
 
 from elmo_plugin.commands.elmo_embed import bilm_from_archive
 from elmo_plugin.elmo.elmo import OPTIONS_NAMESPACE
+from elmo_plugin.tasks.ner.predictors import ConllNerPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL
 from tests.tasks.snli.snli_small_overrides import SMALL
@@ -81,6 +82,7 @@ def test_an_ner_archive_with_the_elmo_embedder_predicts_the_same_without_its_bil
 def _ner_outputs(archive):
     """Each sentence's tags and logits from the archive's predictor."""
     predictor = Predictor.from_path(archive, "conll_ner")
+    assert isinstance(predictor, ConllNerPredictor)
     instances = [predictor._json_to_instance({"sentence": s}) for s in SENTENCES]
     for instance in instances:
         predictor._dataset_reader.apply_token_indexers(instance)

@@ -361,8 +361,17 @@ class LayerGraphs:
             self._seen.add(key)
             return None
 
-        def steps(*tensors):
-            return _run_steps(*tensors, cell_clip, proj_clip, keep)
+        def steps(gate_inputs, state_weight, projection_weight, hidden0, memory0):
+            return _run_steps(
+                gate_inputs,
+                state_weight,
+                projection_weight,
+                hidden0,
+                memory0,
+                cell_clip,
+                proj_clip,
+                keep,
+            )
 
         graph = self._graphs[key] = _ForwardGraph(steps, inputs, (cell_clip, proj_clip))
         return graph

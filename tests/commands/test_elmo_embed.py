@@ -2,6 +2,7 @@ import json
 import os
 import stat
 import sys
+from typing import Any
 
 import h5py
 import numpy
@@ -39,6 +40,8 @@ def test_command_writes_bilm_tf_layout_equal_to_allennlp(
         "2",
     )
     reference = AllenNlpElmo(elmo_options, elmo_weights, 1, dropout=0.0).eval()
+    # Its private biLM (`_ElmoBiLm`), assigned in `__init__` without a type mypy can infer.
+    reference_bilm: Any = reference._elmo_lstm  # type: ignore[has-type]
     with h5py.File(output, "r") as written:
         index = json.loads(written["sentence_to_index"][0])
         assert len(index) == 5
@@ -46,9 +49,9 @@ def test_command_writes_bilm_tf_layout_equal_to_allennlp(
             layers = written[str(number)][...]
             assert layers.shape == (3, len(sentence), 32)
             assert index[" ".join(sentence)] == str(number)
-            reference._elmo_lstm._elmo_lstm.reset_states()
+            reference_bilm._elmo_lstm.reset_states()
             with torch.no_grad():
-                expected = reference._elmo_lstm(batch_to_ids([sentence]))["activations"]
+                expected = reference_bilm(batch_to_ids([sentence]))["activations"]
             for layer, theirs in zip(layers, expected):
                 numpy.testing.assert_allclose(layer, theirs[0, 1:-1].numpy(), atol=1e-5)
 
@@ -135,11 +138,12 @@ def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elm
 
     totals = []
     real_tqdm = embeddings_file.Tqdm.tqdm
-    monkeypatch.setattr(
-        embeddings_file.Tqdm,
-        "tqdm",
-        lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k),
-    )
+
+    def counting_tqdm(*args, **kwargs):
+        totals.append(kwargs.get("total"))
+        return real_tqdm(*args, **kwargs)
+
+    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", counting_tqdm)
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
     embed_file(
         load_bilm(elmo_options, None),
@@ -210,11 +214,12 @@ def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(
 
     totals = []
     real_tqdm = embeddings_file.Tqdm.tqdm
-    monkeypatch.setattr(
-        embeddings_file.Tqdm,
-        "tqdm",
-        lambda *a, **k: totals.append(k.get("total")) or real_tqdm(*a, **k),
-    )
+
+    def counting_tqdm(*args, **kwargs):
+        totals.append(kwargs.get("total"))
+        return real_tqdm(*args, **kwargs)
+
+    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", counting_tqdm)
     pipe = _pipe_with(b"a b\nc\nd e f\n")
     count = embed_file(
         load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2

@@ -86,6 +86,7 @@ def test_stock_allennlp_elmo_gives_the_trained_models_outputs(exported):
     archive, out = exported
     options, weights = os.path.join(out, "options.json"), os.path.join(out, "weights.hdf5")
     model = load_archive(archive).model.eval()
+    assert isinstance(model, BilmLanguageModel)
     character_ids = batch_to_ids(_sentences())
     with torch.no_grad():
         ours = model.bilm(character_ids)
@@ -193,7 +194,9 @@ def test_elmo_perplexity_of_the_export_is_the_trained_models(exported, tmp_path)
     output_file = tmp_path / "perplexity.json"
     run_allennlp("elmo-perplexity", out, SENTENCES, "--output-file", str(output_file))
     measured = json.load(open(output_file))
-    expected = held_out_perplexity(load_archive(archive).model, SENTENCES)
+    model = load_archive(archive).model
+    assert isinstance(model, BilmLanguageModel)
+    expected = held_out_perplexity(model, SENTENCES)
     for key in ["forward_perplexity", "backward_perplexity", "perplexity"]:
         assert measured[key] == pytest.approx(expected[key], rel=1e-5), key
     assert measured["forward_perplexity"] != measured["backward_perplexity"]

@@ -2,6 +2,7 @@
 is a ConfigurationError naming its path, at start or at the write that fails."""
 
 import sqlite3
+from typing import cast
 
 import pytest
 import torch
@@ -41,6 +42,7 @@ def test_a_row_of_another_shape_is_named(tmp_path):
     cache = ActivationCache(directory=str(tmp_path))
     cache.bind(b"digest")
     cache.put(b"key", torch.ones(3, 4, 8))
+    assert cache._disk is not None
     cache._disk.execute("UPDATE activations SET shape = '5,5,5'")
     cache._disk.commit()
     fresh = ActivationCache(directory=str(tmp_path))
@@ -59,7 +61,7 @@ def test_a_failing_write_names_the_file(tmp_path):
         def execute(self, *args):
             raise sqlite3.OperationalError("database or disk is full")
 
-    cache._disk = FullDisk()
+    cache._disk = cast(sqlite3.Connection, FullDisk())  # a stand-in for the connection
     with pytest.raises(
         ConfigurationError, match=f"{tmp_path}/elmo_activations_float32.sqlite.*disk is full"
     ):

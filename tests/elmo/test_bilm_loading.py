@@ -26,11 +26,12 @@ def test_elmo_builds_its_bilm_with_the_loader(elmo_options, elmo_weights, monkey
     import elmo_plugin.elmo.elmo as elmo_module
 
     calls = []
-    monkeypatch.setattr(
-        elmo_module,
-        "load_bilm",
-        lambda *args, **kwargs: calls.append(kwargs) or load_bilm(*args, **kwargs),
-    )
+
+    def recording_load_bilm(*args, **kwargs):
+        calls.append(kwargs)
+        return load_bilm(*args, **kwargs)
+
+    monkeypatch.setattr(elmo_module, "load_bilm", recording_load_bilm)
     elmo = Elmo(elmo_options, elmo_weights, dropout=0.0)
     assert [call["in_model"] for call in calls] == [True]
     torch.testing.assert_close(

@@ -35,11 +35,12 @@ def test_gradients_match_a_step_by_step_reference_with_ragged_lengths():
     mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
     outputs, _ = lstm(inputs, mask)
     (outputs[0] ** 2).sum().backward()
+    assert inputs.grad is not None
     ours = inputs.grad.clone()
 
-    layer = lstm.layers[0]
+    layer = lstm.bilstm_layers[0]
     inputs.grad = None
-    total = 0.0
+    total = torch.zeros(())
     for row, length in enumerate(mask.sum(dim=1).tolist()):
         for direction, steps in ((0, range(length)), (1, reversed(range(length)))):
             hidden, memory = torch.zeros(4), torch.zeros(10)

@@ -1,3 +1,5 @@
+from typing import cast
+
 import pytest
 import torch
 from allennlp.modules.elmo import batch_to_ids
@@ -33,7 +35,7 @@ def test_type_deduplication_gives_the_same_embeddings_as_encoding_every_token(
 
 
 def test_frozen_encoder_remembers_token_types_and_reuses_them(
-    elmo_options, elmo_weights, sentences
+    elmo_options, elmo_weights, sentences, monkeypatch
 ):
     encoder = load_bilm(elmo_options, elmo_weights).character_encoder.eval()
     for parameter in encoder.parameters():
@@ -45,7 +47,12 @@ def test_frozen_encoder_remembers_token_types_and_reuses_them(
     assert remembered == distinct
     calls = []
     original = encoder._encode
-    encoder._encode = lambda type_ids: calls.append(len(type_ids)) or original(type_ids)
+
+    def encode(type_ids):
+        calls.append(len(type_ids))
+        return original(type_ids)
+
+    monkeypatch.setattr(encoder, "_encode", encode)
     again = encoder(ids)["token_embedding"]
     assert calls == []  # nothing new to encode
     assert torch.equal(first, again)
@@ -67,6 +74,7 @@ def test_trainable_encoder_gets_gradients_through_deduplicated_types(
     ids = batch_to_ids([["the", "cat", "the"], ["the"]])
     encoder(ids)["token_embedding"].sum().backward()
     assert encoder.projection.weight.grad is not None
+    assert encoder.char_embedding.grad is not None
     assert encoder.char_embedding.grad.abs().sum() > 0
     assert len(encoder._type_cache) == 0
 
@@ -118,7 +126,7 @@ def test_encoding_without_markers_of_marked_input_is_the_forward_encoding(
     ids = batch_to_ids(sentences[:6])
     with torch.no_grad():
         marked = encoder(ids)
-        mask = (ids > 0).any(dim=-1)
+        mask = cast(torch.BoolTensor, (ids > 0).any(dim=-1))  # bool, typed Tensor by torch
         ids_with_markers, _ = add_sentence_boundary_token_ids(
             ids, mask, encoder.bos_characters, encoder.eos_characters
         )
@@ -161,6 +169,7 @@ def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
     (ours * upstream.to(dtype)).sum().backward()
     (expected * upstream).sum().backward()
     for tensor, exact in zip(mine, reference):
+        assert tensor.grad is not None and exact.grad is not None
         if dtype == torch.float32:
             torch.testing.assert_close(tensor.grad, exact.grad)
         else:  # a bfloat16 backward rounds its sums: a few ulps of the gradient's scale

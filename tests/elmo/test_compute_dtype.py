@@ -2,6 +2,9 @@
 issue's goal: every layer within 2e-2 relative), that it really computes in bfloat16, that
 float32 stays exact, and that the weights are cast once, not per step."""
 
+from typing import Any, Dict, List, Tuple
+from unittest import mock
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -98,7 +101,7 @@ def test_unknown_names_fail_with_the_choices():
 
 def products(lstm, inputs, mask):
     """The dtypes of the matrix products one forward pass runs, and how many weight casts."""
-    seen = []
+    seen: List[Tuple[Any, ...]] = []
     original_bmm, original_to = torch.bmm, torch.Tensor.to
 
     def bmm(a, b, *args, **kwargs):
@@ -112,11 +115,8 @@ def products(lstm, inputs, mask):
             seen.append(("cast", self.shape))
         return original_to(self, *args, **kwargs)
 
-    torch.bmm, torch.Tensor.to = bmm, to
-    try:
+    with mock.patch.object(torch, "bmm", bmm), mock.patch.object(torch.Tensor, "to", to):
         outputs, state = lstm(inputs, mask)
-    finally:
-        torch.bmm, torch.Tensor.to = original_bmm, original_to
     return seen, outputs, state
 
 
@@ -151,7 +151,7 @@ def test_frozen_bfloat16_weights_are_kept_across_passes_until_they_change():
         seen, again, _ = products(lstm, inputs, mask)
         assert not [s for s in seen if s[0] == "cast"]
         assert torch.equal(first[0], again[0])
-        lstm.layers[0].projection_weight.mul_(2.0)  # an in-place update, as an optimizer's
+        lstm.bilstm_layers[0].projection_weight.mul_(2.0)  # an in-place update, as an optimizer's
         seen, changed, _ = products(lstm, inputs, mask)
     assert len([s for s in seen if s[0] == "cast"]) == 3
     assert not torch.equal(first[0], changed[0])
@@ -161,18 +161,21 @@ def test_bfloat16_gradients_reach_the_float32_master_weights():
     torch.manual_seed(0)
     exact = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
     inputs, mask = torch.randn(3, 6, 8), torch.ones(3, 6, dtype=torch.bool)
-    gradients = {}
+    gradients: Dict[torch.dtype, List[torch.Tensor]] = {}
     for dtype in (torch.float32, torch.bfloat16):
         lstm = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3, compute_dtype=dtype)
         lstm.load_state_dict(exact.state_dict())
         outputs, _ = lstm(inputs, mask)
         (outputs[-1] ** 2).sum().backward()
-        gradients[dtype] = [p.grad.clone() for p in lstm.parameters()]
+        gradients[dtype] = []
+        for parameter in lstm.parameters():
+            assert parameter.grad is not None
+            gradients[dtype].append(parameter.grad.clone())
         for parameter in lstm.parameters():
             assert parameter.dtype == torch.float32
-    for exact, reduced in zip(gradients[torch.float32], gradients[torch.bfloat16]):
+    for expected, reduced in zip(gradients[torch.float32], gradients[torch.bfloat16]):
         assert reduced.dtype == torch.float32
-        assert float((exact - reduced).abs().max() / exact.abs().max()) < 5e-2
+        assert float((expected - reduced).abs().max() / expected.abs().max()) < 5e-2
 
 
 def test_the_activation_cache_digest_tells_the_dtypes_apart(elmo_options, elmo_weights):
@@ -195,7 +198,7 @@ def test_bfloat16_on_a_cpu_without_native_bfloat16_warns_once(monkeypatch, caplo
     inputs, mask = torch.randn(2, 5, 8), torch.ones(2, 5, dtype=torch.bool)
     with caplog.at_level("WARNING", logger=compute_dtype.__name__):
         lstm(inputs, mask)
-        lstm.layers[0].state_weight.data.add_(0.0)  # a changed weight is cast again
+        lstm.bilstm_layers[0].state_weight.data.add_(0.0)  # a changed weight is cast again
         lstm(inputs, mask)
     warnings = [r for r in caplog.records if "no native bfloat16" in r.getMessage()]
     assert len(warnings) == (0 if native else 1)
@@ -224,8 +227,8 @@ def test_without_native_bfloat16_the_rounded_weights_are_multiplied_in_float32(m
     rounded = ElmoBiLstm(8, 4, 16, num_layers=2, cell_clip=3, proj_clip=3)
     rounded.load_state_dict({k: v.bfloat16().float() for k, v in lstm.state_dict().items()})
     with torch.no_grad():
-        bias_unrounded = [layer.bias for layer in lstm.layers]
-        for layer, bias in zip(rounded.layers, bias_unrounded):
+        bias_unrounded = [layer.bias for layer in lstm.bilstm_layers]
+        for layer, bias in zip(rounded.bilstm_layers, bias_unrounded):
             layer.bias.copy_(bias)  # biases stay float32 in the bfloat16 path
     expected, _ = rounded(inputs, mask)
     for a, b in zip(outputs, expected):

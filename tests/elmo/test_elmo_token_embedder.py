@@ -1,4 +1,5 @@
 import json
+from typing import Dict, Tuple
 
 import pytest
 import torch
@@ -6,7 +7,7 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Instance, Token, Vocabulary
 from allennlp.data.fields import TextField
-from allennlp.data.token_indexers import ELMoTokenCharactersIndexer
+from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, TokenIndexer
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.modules.text_field_embedders import TextFieldEmbedder
 from allennlp.modules.token_embedders import TokenEmbedder
@@ -40,7 +41,7 @@ def test_built_from_config_inside_a_text_field_embedder(elmo_options, elmo_weigh
         {"token_embedders": {"elmo": embedder_params(elmo_options, elmo_weights).as_dict()}}
     )
     text_field_embedder = TextFieldEmbedder.from_params(params)
-    indexer = {"elmo": ELMoTokenCharactersIndexer()}
+    indexer: Dict[str, TokenIndexer] = {"elmo": ELMoTokenCharactersIndexer()}
     instances = [
         Instance({"tokens": TextField([Token(t) for t in s], indexer)}) for s in sentences[:3]
     ]
@@ -56,6 +57,7 @@ def test_one_biLM_run_gives_every_output_representation(elmo_options, elmo_weigh
     embedder = TokenEmbedder.from_params(
         embedder_params(elmo_options, elmo_weights, num_output_representations=2)
     ).eval()
+    assert isinstance(embedder, ElmoTokenEmbedder)
     calls = []
     bilm = embedder.elmo.bilm
     bilm.register_forward_hook(lambda *args: calls.append(1))
@@ -196,7 +198,7 @@ def test_zero_output_representations_is_refused(elmo_options, elmo_weights):
         Elmo(elmo_options, elmo_weights, num_output_representations=0)
 
 
-def _other_bilm(elmo_options, directory, projection_dim=None):
+def _other_bilm(elmo_options, directory, projection_dim=None) -> Tuple[str, str]:
     """The options and weights files of another (randomly initialised) biLM."""
     with open(elmo_options) as handle:
         options = json.load(handle)
@@ -298,6 +300,7 @@ def test_compute_dtype_from_config_runs_the_biLM_in_bfloat16(elmo_options, elmo_
         embedder = TokenEmbedder.from_params(
             embedder_params(elmo_options, elmo_weights, compute_dtype=name)
         ).eval()
+        assert isinstance(embedder, ElmoTokenEmbedder)
         assert embedder.elmo.bilm.compute_dtype == COMPUTE_DTYPES[name]
         with torch.no_grad():
             outputs[name] = embedder(ids)

@@ -1,5 +1,7 @@
 """Our biLM and ELMo against AllenNLP's `Elmo`: same weights, same sentences, same outputs."""
 
+from typing import Any
+
 import pytest
 import torch
 from allennlp.modules.elmo import Elmo as AllenNlpElmo
@@ -9,6 +11,12 @@ from elmo_plugin.elmo import Elmo, ElmoBiLm, save_bilm
 from elmo_plugin.elmo.published_sizes import published_options
 
 SMALL = published_options("small")
+
+
+def their_bilm(elmo: AllenNlpElmo) -> Any:
+    """The private biLM (`_ElmoBiLm`) of AllenNLP's `Elmo`."""
+    # Assigned in its `__init__` without a type mypy can infer.
+    return elmo._elmo_lstm  # type: ignore[has-type]
 
 
 def batches(sentences, size):
@@ -21,8 +29,8 @@ def assert_stateless_parity(options, weights, sentences, batch_size=32):
     ours = Elmo(options, weights, 1, dropout=0.0).eval()
     with torch.no_grad():
         for ids in batches(sentences, batch_size):
-            theirs._elmo_lstm._elmo_lstm.reset_states()
-            expected = theirs._elmo_lstm(ids)
+            their_bilm(theirs)._elmo_lstm.reset_states()
+            expected = their_bilm(theirs)(ids)
             actual = ours.bilm(ids)
             assert torch.equal(expected["mask"], actual["mask"])
             assert len(expected["activations"]) == len(actual["activations"]) == 3
@@ -67,7 +75,7 @@ def test_stateful_matches_allennlp_across_batches_of_changing_size(
     with torch.no_grad():
         for start, size in starts_and_sizes:
             ids = batch_to_ids(sentences[start : start + size])
-            expected = theirs._elmo_lstm(ids)["activations"]
+            expected = their_bilm(theirs)(ids)["activations"]
             actual = ours.bilm(ids)["activations"]
             for layer_theirs, layer_ours in zip(expected, actual):
                 torch.testing.assert_close(layer_ours, layer_theirs, atol=1e-5, rtol=0)
@@ -107,7 +115,7 @@ def test_mixed_representations_match_allennlp(elmo_options, elmo_weights, senten
     ).eval()
     ids = batch_to_ids(sentences[:7])
     with torch.no_grad():
-        theirs._elmo_lstm._elmo_lstm.reset_states()
+        their_bilm(theirs)._elmo_lstm.reset_states()
         expected, actual = theirs(ids), ours(ids)
     assert torch.equal(expected["mask"], actual["mask"])
     for rep_theirs, rep_ours in zip(

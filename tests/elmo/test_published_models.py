@@ -5,6 +5,7 @@ Nothing is downloaded: the network is cut or the download replaced."""
 import re
 import socket
 import time
+from typing import Any, Dict, List
 
 import pytest
 import torch
@@ -38,7 +39,8 @@ def offline(monkeypatch, tmp_path):
 @pytest.fixture
 def downloads(monkeypatch):
     """Replaces downloading: URL -> local file, from the dict this returns; records URLs."""
-    files, asked = {}, []
+    files: Dict[str, Any] = {}
+    asked: List[str] = []
 
     def fake_fetch(url, what):
         asked.append(url)

@@ -58,9 +58,8 @@ def test_dropout_applies_only_in_training():
 def test_config_regularizer_is_lambda_times_squared_weights():
     """The paper's lambda * ||w||^2, set from config through AllenNLP's regularizer."""
     model = torch.nn.Module()
-    model.scalar_mixes = torch.nn.ModuleList(
-        [ScalarMix(3, initial_scalar_parameters=[1.0, -2.0, 0.5])]
-    )
+    mix = ScalarMix(3, initial_scalar_parameters=[1.0, -2.0, 0.5])
+    model.scalar_mixes = torch.nn.ModuleList([mix])
     regularizer = RegularizerApplicator.from_params(
         Params({"regexes": [[".*scalar_mixes.*scalar_parameters", {"type": "l2", "alpha": 0.01}]]})
     )
@@ -68,9 +67,8 @@ def test_config_regularizer_is_lambda_times_squared_weights():
     torch.testing.assert_close(penalty, torch.tensor(0.01 * (1.0 + 4.0 + 0.25)))
     penalty.backward()
     # The gradient pulls the weights towards zero, i.e. the softmax towards the average.
-    assert torch.all(
-        torch.sign(model.scalar_mixes[0].scalar_parameters.grad) == torch.tensor([1.0, -1.0, 1.0])
-    )
+    assert mix.scalar_parameters.grad is not None
+    assert torch.all(torch.sign(mix.scalar_parameters.grad) == torch.tensor([1.0, -1.0, 1.0]))
 
 
 def test_wrong_number_of_layers_is_a_configuration_error_as_in_allennlp():

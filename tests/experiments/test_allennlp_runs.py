@@ -3,6 +3,7 @@ scores file instead of trained again (its effective config is the recorded one),
 
 import json
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -20,6 +21,13 @@ def write_run_dir(run: Run, epochs: int = 2) -> None:
         (directory / f"metrics_epoch_{epoch}.json").write_text(
             json.dumps({"validation_accuracy": 0.1 * (epoch + 1), "other": 1.0})
         )
+
+
+def recorded(run: Run) -> Result:
+    """`finished(run)` of a run with a record, which these tests have written."""
+    result = finished(run)
+    assert result is not None, f"{run.name} has no record"
+    return result
 
 
 @pytest.fixture
@@ -45,14 +53,14 @@ def finished_run(tmp_path):
 
 def test_a_finished_run_is_read_back_from_its_record(finished_run):
     run, _ = finished_run
-    result = finished(run)
+    result = recorded(run)
     assert result.cached and result.metrics == {"test_accuracy": 0.5, "epoch": 1}
     assert result.wall_clock_s == 60.0 and result.facts == {"training_sentences": 10}
     assert result.epochs == {"validation_accuracy": pytest.approx([0.1, 0.2])}
     # The record stands without the run's dir: the weights and logs are not needed again.
     for path in Path(run.serialization_dir).iterdir():
         path.unlink()
-    assert finished(run).metrics["test_accuracy"] == 0.5
+    assert recorded(run).metrics["test_accuracy"] == 0.5
 
 
 def test_the_record_keeps_the_effective_config_as_the_config_files_and_the_runs_changes(
@@ -85,14 +93,14 @@ def test_other_settings_with_the_same_effective_config_read_the_record_back(fini
         run.serialization_dir,
         records=run.records_file,
     )
-    assert finished(same).metrics["test_accuracy"] == 0.5
+    assert recorded(same).metrics["test_accuracy"] == 0.5
 
 
 def test_a_run_whose_config_changed_trains_again_naming_the_keys(finished_run):
     run, config = finished_run
     config.write_text('{ size:: 3, "model": {"size": $.size, "name": "n"}, "trainer": {} }')
     result, why = look_up(run)
-    assert result is None
+    assert result is None and why is not None
     assert 'model.name: "m" -> "n"' in why and "task.json" in why
 
 
@@ -107,8 +115,8 @@ def test_a_run_with_other_overrides_trains_again_naming_the_keys(finished_run):
         records=run.records_file,
     )
     result, why = look_up(other)
-    assert result is None and why.endswith("(trainer.num_epochs: 2 -> 3)")
-    lines = []
+    assert result is None and why is not None and why.endswith("(trainer.num_epochs: 2 -> 3)")
+    lines: List[str] = []
     Runner(dry_run=True, report=lines.append).results_of([other])
     assert lines == [f"stale    task/run: {why}"]
 
@@ -145,7 +153,7 @@ def test_records_of_one_task_share_its_file_and_its_configs(finished_run):
     records.add(seed.records_file, seed.record_name, record, base)
     scores = json.loads(Path(run.records_file).read_text())
     assert sorted(scores["runs"]) == ["run", "run_seed1"] and len(scores["configs"]) == 1
-    assert finished(run).wall_clock_s == 60.0 and finished(seed).wall_clock_s == 30.0
+    assert recorded(run).wall_clock_s == 60.0 and recorded(seed).wall_clock_s == 30.0
     assert not list(Path(run.records_file).parent.glob("*.partial"))
 
 

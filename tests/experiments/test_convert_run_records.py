@@ -68,6 +68,7 @@ def test_run_dirs_become_records_that_read_back_as_the_runs(old_layout, tmp_path
         records=str(records_dir / "ner.json"),
     )
     result = finished(run)
+    assert result is not None
     assert result.metrics == {"test_f1-measure-overall": 0.8} and result.wall_clock_s == 120.0
 
 
@@ -89,4 +90,5 @@ def test_a_record_of_another_config_is_not_replaced(old_layout, tmp_path, capsys
     out = capsys.readouterr().out
     assert ": recorded already with another config (not replaced)" in out and "1 kept" in out
     record = records.find(str(records_dir / "ner.json"), "baseline_seed1")
+    assert record is not None
     assert record["config_changes"]["/random_seed"] == 1

@@ -356,10 +356,11 @@ def test_elmo_overrides_reach_the_runs_with_elmo_only(job):
 
 def test_finetuned_trains_srl_with_the_bilm_frozen_and_fine_tuned_in_bfloat16(tmp_path):
     process = paper_tables_command(tmp_path, "finetuned", "--dry-run")
-    commands = {
-        re.search(r" -s \S+/srl/(\S+) ", command).group(1): command
-        for command in process.stdout.splitlines()
-    }
+    commands = {}
+    for command in process.stdout.splitlines():
+        match = re.search(r" -s \S+/srl/(\S+) ", command)
+        assert match is not None, command
+        commands[match.group(1)] = command
     assert sorted(commands) == ["baseline", "elmo", "elmo_finetuned_bfloat16"]
     # Each command trains the wrapper config the dry run wrote: the task config, hidden fields set.
     wrappers = {}

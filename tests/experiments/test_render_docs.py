@@ -96,7 +96,9 @@ def test_a_task_without_records_renders_the_command_that_makes_them(renderer):
 
 def test_make_tables_trains_the_jobs_whose_records_the_docs_show():
     makefile = (PROJECT_ROOT / "Makefile").read_text()
-    records = re.search(r"^RECORDS := (\S+)$", makefile, re.MULTILINE).group(1)
+    match = re.search(r"^RECORDS := (\S+)$", makefile, re.MULTILINE)
+    assert match is not None
+    records = match.group(1)
     lines = re.findall(
         r"^\t\$\(BIN\)/python experiments/paper_tables.py (.*)$", makefile, re.MULTILINE
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from tests.fields import tokens_of
 from tests.paths import PROJECT_ROOT
 
 
@@ -33,7 +34,9 @@ def test_srl_gives_each_sentence_once_however_many_predicates_it_has(tmp_path):
     fixture = "fixtures/srl/up_english_ewt_train_slice.conllu"
     sentences = task_sentences("srl", fixture, tmp_path / "srl.txt")
     instances = list(UniversalPropbankSrlReader().read(PROJECT_ROOT / fixture))
-    per_predicate = [" ".join(token.text for token in i["tokens"].tokens) for i in instances]
+    per_predicate = [
+        " ".join(token.ensure_text() for token in tokens_of(i, "tokens")) for i in instances
+    ]
     assert len(per_predicate) > len(sentences) > 1
     assert sentences == list(dict.fromkeys(per_predicate))
 

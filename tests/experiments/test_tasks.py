@@ -51,7 +51,7 @@ def test_the_budget_restates_no_default_of_the_config():
         restated = [
             knob
             for knob, value in task.budget.items()
-            if task.knobs[knob] is not None and task.hidden_fields()[task.knobs[knob]] == value
+            if (field := task.knobs[knob]) is not None and task.hidden_fields()[field] == value
         ]
         assert not restated, f"{task.name}: {restated} are the config's own values"
 

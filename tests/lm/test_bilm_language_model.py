@@ -1,4 +1,5 @@
 import math
+from typing import Dict, List
 
 import numpy
 
@@ -12,6 +13,7 @@ from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
+from tests.fields import tokens_of
 from tests.lm.conftest import tensorize
 
 SENTENCES = "fixtures/lm/sentences.txt"
@@ -54,9 +56,10 @@ def test_overfits_a_few_sentences_to_near_zero_loss(tiny_bilm):
         first = first if first is not None else loss.item()
         loss.backward()
         optimizer.step()
+    assert first is not None
     model.eval()
     final = model(**batch)["loss"].item()
-    floor = _lowest_possible_loss([[t.text for t in i["tokens"].tokens] for i in instances])
+    floor = _lowest_possible_loss([[t.text for t in tokens_of(i, "tokens")] for i in instances])
     assert floor < 0.15  # where the sentences part ways, even a perfect memoriser must guess
     assert first > 5.0 and final < floor + 0.02
 
@@ -64,7 +67,7 @@ def test_overfits_a_few_sentences_to_near_zero_loss(tiny_bilm):
 def test_bfloat16_training_decreases_the_loss_like_float32(tiny_bilm):
     """The same steps from the same start: bfloat16 products, float32 master weights."""
     reader = BilmCorpusReader()
-    losses = {}
+    losses: Dict[str, List[float]] = {}
     for name in ("float32", "bfloat16"):
         model = _model(tiny_bilm, num_samples=None, dropout=0.0, compute_dtype=name)
         batch = tensorize(list(reader.read(SENTENCES))[:4], model.vocab, reader)
@@ -221,18 +224,18 @@ def test_a_training_step_on_the_fused_path_equals_the_packed_path(tiny_bilm):
 
 
 def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm):
-    switches = (torch.backends.cuda.matmul, torch.backends.cudnn)
-    saved = [switch.allow_tf32 for switch in switches]
+    def switches():
+        return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+
+    saved = switches()
     try:
-        for switch in switches:
-            switch.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
         _model(tiny_bilm)
-        assert not any(switch.allow_tf32 for switch in switches)
+        assert not any(switches())
         _model(tiny_bilm, tf32=True)
-        assert all(switch.allow_tf32 for switch in switches)
+        assert all(switches())
     finally:
-        for switch, value in zip(switches, saved):
-            switch.allow_tf32 = value
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def test_cuda_graphs_are_asked_for_by_the_config(tiny_bilm):

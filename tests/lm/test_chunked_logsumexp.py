@@ -1,3 +1,5 @@
+from typing import Tuple
+
 import pytest
 import torch
 
@@ -15,17 +17,19 @@ def _autograd_reference(inputs, weight, bias, row_keys, column_keys, mask_value)
     return torch.logsumexp(logits.masked_fill(masked, mask_value), dim=1)
 
 
-def _leaves(seed, num_rows=37, dim=6, num_columns=23):
+def _leaves(
+    seed, num_rows=37, dim=6, num_columns=23
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inputs, weight and bias, requiring gradients."""
     generator = torch.Generator().manual_seed(seed)
-    tensors = [
-        torch.randn(num_rows, dim, generator=generator),
-        torch.randn(num_columns, dim, generator=generator),
-        torch.randn(num_columns, generator=generator),
-    ]
-    return [tensor.requires_grad_() for tensor in tensors]
+    return (
+        torch.randn(num_rows, dim, generator=generator).requires_grad_(),
+        torch.randn(num_columns, dim, generator=generator).requires_grad_(),
+        torch.randn(num_columns, generator=generator).requires_grad_(),
+    )
 
 
-def _keys(masked_cells, num_rows=37, num_columns=23):
+def _keys(masked_cells, num_rows=37, num_columns=23) -> Tuple[torch.Tensor, torch.Tensor]:
     """Row and column keys equal exactly at `masked_cells`' (row, column) pairs."""
     row_keys, column_keys = torch.full((num_rows,), -1), torch.full((num_columns,), -2)
     for key, (row, columns) in enumerate(masked_cells):
@@ -77,6 +81,7 @@ def test_no_rows():
     result = chunked_logsumexp(inputs, weight, bias)
     assert result.shape == (0,)
     result.sum().backward()
+    assert inputs.grad is not None and weight.grad is not None
     assert inputs.grad.shape == (0, 6) and not weight.grad.any()
 
 
@@ -90,6 +95,7 @@ def test_bfloat16_products_stay_close_and_return_float32_gradients():
     result.sum().backward()
     expected.sum().backward()
     for mine, reference in zip(ours, theirs):
+        assert mine.grad is not None and reference.grad is not None
         assert mine.grad.dtype == torch.float32
         assert (mine.grad - reference.grad).abs().max() <= 2e-2 * reference.grad.abs().max()
 

@@ -10,6 +10,7 @@ from allennlp.models.archival import load_archive
 import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
 from elmo_plugin.elmo import load_bilm
+from elmo_plugin.lm.models import BilmLanguageModel
 from elmo_plugin.lm.perplexity import held_out_perplexity, language_model_from_export
 from tests.lm.conftest import TINY_BILM, allennlp_train, run_allennlp
 
@@ -65,6 +66,7 @@ def test_fine_tuning_starts_from_a_published_bilm(tmp_path, elmo_options, elmo_w
     }
     allennlp_train(FINETUNE, tmp_path / "run", overrides)
     model = load_archive(str(tmp_path / "run" / "model.tar.gz")).model
+    assert isinstance(model, BilmLanguageModel)
     published = load_bilm(elmo_options, elmo_weights)
     for name, value in published.state_dict().items():
         assert torch.equal(value, model.bilm.state_dict()[name]), name

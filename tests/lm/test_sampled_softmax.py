@@ -34,10 +34,14 @@ def test_sampled_loss_equals_allennlps_for_the_same_draws(monkeypatch):
     torch.manual_seed(0)
     ours = SampledSoftmax(num_words=500, embedding_dim=8, num_samples=50).train()
     theirs = SampledSoftmaxLoss(num_words=500, embedding_dim=8, num_samples=50).train()
+    # Not sparse: its weights are Parameters (typed as the Embeddings of its sparse form).
+    their_weight, their_bias = theirs.softmax_w, theirs.softmax_b
+    assert isinstance(their_weight, torch.nn.Parameter)
+    assert isinstance(their_bias, torch.nn.Parameter)
     with torch.no_grad():
-        theirs.softmax_w.copy_(ours.weight)
-        theirs.softmax_b.copy_(torch.randn(500))
-        ours.bias.copy_(theirs.softmax_b)
+        their_weight.copy_(ours.weight)
+        their_bias.copy_(torch.randn(500))
+        ours.bias.copy_(their_bias)
     draws = log_uniform_candidates(500, 50, numpy.random.RandomState(3))
     monkeypatch.setattr(
         "elmo_plugin.lm.modules.sampled_softmax.log_uniform_candidates", lambda *a: draws
@@ -50,9 +54,7 @@ def test_sampled_loss_equals_allennlps_for_the_same_draws(monkeypatch):
     assert torch.allclose(our_loss, their_loss, atol=1e-4)
     # The same gradients, too (accidental hits are masked outside autograd).
     our_gradients = torch.autograd.grad(our_loss, [embeddings, ours.weight, ours.bias])
-    their_gradients = torch.autograd.grad(
-        their_loss, [embeddings, theirs.softmax_w, theirs.softmax_b]
-    )
+    their_gradients = torch.autograd.grad(their_loss, [embeddings, their_weight, their_bias])
     for mine, theirs_ in zip(our_gradients, their_gradients):
         assert torch.allclose(mine, theirs_, atol=1e-5)
 
@@ -100,6 +102,7 @@ def test_a_sparse_gradient_gives_adagrad_exactly_the_dense_update():
         for _ in range(3):
             embeddings = torch.randn(12, 8)
             softmax(embeddings, torch.randint(0, 500, (12,))).mean().backward()
+            assert softmax.weight.grad is not None
             assert softmax.weight.grad.is_sparse == sparse
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)

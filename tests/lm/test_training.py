@@ -14,6 +14,7 @@ from allennlp.training.util import evaluate
 
 import elmo_plugin.lm  # noqa: F401
 from elmo_plugin.elmo.published_sizes import published_options
+from elmo_plugin.lm.models import BilmLanguageModel
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
 CONFIG = "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet"
@@ -137,7 +138,9 @@ def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
     )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["validation_loss"])
-    options = load_archive(str(tmp_path / "run" / "model.tar.gz")).model.bilm.options()
+    model = load_archive(str(tmp_path / "run" / "model.tar.gz")).model
+    assert isinstance(model, BilmLanguageModel)
+    options = model.bilm.options()
     assert options["lstm"]["dim"] == 4096 and options["lstm"]["projection_dim"] == 512
 
 

@@ -1,3 +1,5 @@
+from typing import cast
+
 import pytest
 import torch
 from allennlp.data import Vocabulary
@@ -21,7 +23,7 @@ def test_span_f1_scores_the_paths_and_not_the_scores():
     vocab = Vocabulary(tokens_to_add={"labels": TAGS}, non_padded_namespaces=["labels"])
     tag_ids = {tag: vocab.get_token_index(tag, "labels") for tag in TAGS}
     gold = torch.tensor([[tag_ids["B-PER"], tag_ids["I-PER"], tag_ids["O"], tag_ids["B-LOC"]]])
-    mask = torch.ones_like(gold, dtype=torch.bool)
+    mask = cast(torch.BoolTensor, torch.ones_like(gold, dtype=torch.bool))  # typed Tensor by torch
     # Scores whose argmax is all "O": a metric given them would find no entity.
     scores = torch.zeros(1, 4, len(TAGS))
     scores[..., tag_ids["O"]] = 1.0

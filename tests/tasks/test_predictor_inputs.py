@@ -22,6 +22,7 @@ PREDICTORS = [
 
 def _load_line(name, line):
     predictor = Predictor.by_name(name)
+    assert isinstance(predictor, type) and issubclass(predictor, Predictor)
     return predictor.load_line(object.__new__(predictor), line)  # reads no state
 
 

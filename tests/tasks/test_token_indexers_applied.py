@@ -24,6 +24,7 @@ from elmo_plugin.tasks.squad.predictors.squad_answer import SquadAnswerPredictor
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.models import DeepSrl
 from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor
+from tests.fields import metadata_of
 from tests.paths import FIXTURES
 
 PASSAGE = "The Broncos beat the Panthers 24 to 10 in Santa Clara ."
@@ -70,8 +71,8 @@ def test_the_srl_predictor_applies_the_token_indexers():
     )
     encoder = PytorchSeq2SeqWrapper(torch.nn.LSTM(8, 4, batch_first=True, bidirectional=True))
     model = DeepSrl(vocab, embedder, encoder, predicate_embedding_dim=2).eval()
-    words = instances[0]["metadata"]["words"]
-    index = instances[0]["metadata"]["predicate_index"]
+    words = metadata_of(instances[0])["words"]
+    index = metadata_of(instances[0])["predicate_index"]
     predicted = DeepSrlPredictor(model, reader).predict_json(
         {"tokens": words, "predicate_indices": [index]}
     )
@@ -100,7 +101,7 @@ def test_the_squad_predictor_applies_the_token_indexers():
             }
         ),
     ).eval()
-    metadata = instances[0]["metadata"]
+    metadata = metadata_of(instances[0])
     question = " ".join(metadata["question_tokens"])
     predictor = SquadAnswerPredictor(model, reader)
     one = predictor.predict(question, metadata["passage"])

@@ -72,7 +72,9 @@ def test_files_are_replaced_whole_and_get_the_usual_mode(tmp_path):
         "training_state_e0_b6.th",
     ]
     assert all(os.stat(tmp_path / name).st_mode & 0o777 == 0o644 for name in os.listdir(tmp_path))
-    assert checkpointer.load_checkpoint().trainer_state["value"] == 6.0
+    checkpoint = checkpointer.load_checkpoint()
+    assert checkpoint is not None
+    assert checkpoint.trainer_state["value"] == 6.0
 
 
 def test_a_full_disk_names_the_checkpoint_and_its_directory(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ def test_sparse_and_dense_gradients_clip_as_torch_clips_them_dense(max_norm):
     ours = clip_gradient_norm([sparse_weight, other], max_norm)
     theirs = torch.nn.utils.clip_grad_norm_([dense_weight, reference], max_norm)
     torch.testing.assert_close(ours, theirs)
+    assert sparse_weight.grad is not None
     assert sparse_weight.grad.is_sparse
     torch.testing.assert_close(sparse_weight.grad.to_dense(), dense_weight.grad)
     torch.testing.assert_close(other.grad, reference.grad)

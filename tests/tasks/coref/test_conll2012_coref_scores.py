@@ -6,7 +6,7 @@ allennlp-models' `ConllCorefScores` where the two must agree."""
 import json
 import random
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 import pytest
 
@@ -20,7 +20,7 @@ OUR_NAMES = {"muc": "muc", "bcub": "b3", "ceafe": "ceafe"}
 
 # test/CorefMetricTestConfig.pm: [recall, precision, F1] as the scorer's authors expect them
 # (the file rounds some to 5 digits; metrics it leaves out are not listed).
-AUTHORS_VALUES = {
+AUTHORS_VALUES: Dict[str, Dict[str, List[float]]] = {
     "TC-A-1": {"muc": [1, 1, 1], "bcub": [6 / 6, 6 / 6, 1], "ceafe": [1, 1, 1]},
     "TC-A-2": {
         "muc": [1 / 3, 1 / 1, 0.5],

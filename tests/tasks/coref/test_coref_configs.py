@@ -8,16 +8,21 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import List, Tuple
 from unittest import mock
 
 import pytest
 from allennlp.commands import main
 from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import JsonDict
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
+from elmo_plugin.tasks.coref.models import SpanRankingCoref
+from elmo_plugin.tasks.coref.predictors import CorefClustersPredictor
 from tests.tasks.coref.coref_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import trained_once
 
@@ -50,11 +55,14 @@ def test_config_trains_one_epoch_and_evaluates_on_the_test_documents(trained, na
         {0} if name == "coref_elmo" else set()
     )
     model = load_archive(str(trained(name) / "model.tar.gz")).model
+    assert isinstance(model, SpanRankingCoref)
     assert model._elmo_places.use_input_elmo == (name == "coref_elmo")
 
 
 def test_training_reads_segments_and_evaluation_whole_documents(trained):
     archive = load_archive(str(trained("coref_baseline") / "model.tar.gz"))
+    assert isinstance(archive.dataset_reader, LitbankCorefReader)
+    assert isinstance(archive.validation_dataset_reader, LitbankCorefReader)
     assert archive.dataset_reader.max_tokens == SMALL["dataset_reader.max_tokens"]
     assert archive.validation_dataset_reader.max_tokens is None
     assert archive.dataset_reader.remove_singleton_clusters
@@ -96,7 +104,7 @@ def test_the_predictor_from_an_archive_outside_the_clone(trained, tmp_path, monk
     archive.write_bytes((trained(name) / "model.tar.gz").read_bytes())
     monkeypatch.chdir(archive.parent)
     predictor = Predictor.from_path(str(archive))
-    assert type(predictor).__name__ == "CorefClustersPredictor"
+    assert type(predictor) is CorefClustersPredictor
     prediction = predictor.predict(DOCUMENT)
     assert prediction["words"][:3] == ["Mr.", "Jones", "came"]
     assert len(prediction["sentences"]) == 2 and len(prediction["clusters"]) == len(
@@ -109,12 +117,13 @@ def test_the_predictor_from_an_archive_outside_the_clone(trained, tmp_path, monk
     # allennlp.interpret's input: one instance a predicted cluster, labelled with it alone
     labeled = predictor.json_to_labeled_instances({"document": DOCUMENT})
     assert len(labeled) == max(1, len(prediction["clusters"]))
-    for bad, message in [
+    bad_inputs: List[Tuple[JsonDict, str]] = [
         ({"text": "x"}, "expected a 'document' string or a 'sentences' list"),
         ({"document": 3}, "'document' must be a string"),
         ({"sentences": ["a b"]}, "'sentences' must be a list of lists of words"),
         ({"document": "   "}, "no words to resolve"),
         ({"sentences": [[" "]]}, "no words to resolve"),
-    ]:
+    ]
+    for bad, message in bad_inputs:
         with pytest.raises(ConfigurationError, match=message):
             predictor.predict_json(bad)

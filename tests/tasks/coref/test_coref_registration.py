@@ -1,3 +1,6 @@
+from typing import List, Tuple, Type
+
+from allennlp.common import Registrable
 from allennlp.common.util import import_module_and_submodules
 from allennlp.data import DatasetReader
 from allennlp.models import Model
@@ -14,7 +17,7 @@ def test_coref_names_register_beside_allennlp_models(allennlp_models):
     assert Metric.by_name("conll2012_coref_scores").__name__ == "Conll2012CorefScores"
     assert Metric.by_name("coref_mention_recall").__name__ == "CorefMentionRecall"
     # allennlp-models' names still resolve to their classes
-    for registry, name in [
+    registered: List[Tuple[Type[Registrable], str]] = [
         (DatasetReader, "coref"),
         (DatasetReader, "preco"),
         (DatasetReader, "winobias"),
@@ -22,6 +25,9 @@ def test_coref_names_register_beside_allennlp_models(allennlp_models):
         (Predictor, "coreference_resolution"),
         (Metric, "conll_coref_scores"),
         (Metric, "mention_recall"),
-    ]:
+    ]
+    for registry, name in registered:
         assert registry.by_name(name).__module__.startswith("allennlp_models"), name
-    assert Model.by_name("span_ranking_coref").default_predictor == "coref_clusters"
+    model_class = Model.by_name("span_ranking_coref")
+    assert isinstance(model_class, type) and issubclass(model_class, Model)
+    assert model_class.default_predictor == "coref_clusters"

@@ -1,5 +1,6 @@
 import logging
 import shutil
+from typing import Any, Dict
 
 import pytest
 import torch
@@ -163,7 +164,8 @@ def test_instances_batch_with_elmo_characters_and_padding():
     instances = read(FIXTURES / "train_docs.txt", token_indexers=indexers, max_span_width=3)
     batch = Batch(instances)
     batch.index_instances(Vocabulary.from_instances(instances))
-    tensors = batch.as_tensor_dict()
+    # A text field's tensors are a dict of dicts, a level deeper than AllenNLP annotates.
+    tensors: Dict[str, Any] = batch.as_tensor_dict()
     assert tensors["text"]["elmo"]["elmo_tokens"].shape == (2, 203, 50)
     spans, labels = tensors["spans"], tensors["span_labels"]
     assert spans.dtype == labels.dtype == torch.long
@@ -271,7 +273,8 @@ def test_an_over_long_sentence_is_split_with_a_warning_naming_file_and_line(tmp_
 def test_parameters_below_one_are_configuration_errors():
     for name in ("max_span_width", "max_sentences", "max_tokens", "max_sentence_length"):
         with pytest.raises(ConfigurationError, match=f"{name} must be at least 1"):
-            LitbankCorefReader(**{name: 0})
+            settings: Dict[str, Any] = {name: 0}
+            LitbankCorefReader(**settings)
 
 
 def test_the_reference_scorers_documents_read_with_their_entities_in_its_order():

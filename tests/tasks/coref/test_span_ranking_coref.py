@@ -5,6 +5,7 @@ equal to their plain forms, the loss and decoding, clear errors."""
 import copy
 import json
 from pathlib import Path
+from typing import cast
 
 import pytest
 import torch
@@ -56,7 +57,7 @@ def batch_and_vocab():
     return batch.as_tensor_dict(), vocab
 
 
-def model_from(config, vocab, extra_overrides=None, **model_overrides) -> Model:
+def model_from(config, vocab, extra_overrides=None, **model_overrides) -> SpanRankingCoref:
     overrides = SMALL_WITH_FIXTURE_BILM if config == ELMO_CONFIG else SMALL
     overrides = {**overrides, **(extra_overrides or {})}
     params = Params.from_file(str(config), params_overrides=json.dumps(overrides))
@@ -66,13 +67,16 @@ def model_from(config, vocab, extra_overrides=None, **model_overrides) -> Model:
     }
     model_params.update(model_overrides)
     torch.manual_seed(0)
-    return Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
+    model = Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
+    assert isinstance(model, SpanRankingCoref)
+    return model
 
 
 def test_one_biLM_run_over_the_sentences_and_the_layer_weights_reach_the_loss(batch_and_vocab):
     tensors, vocab = batch_and_vocab
     model = model_from(ELMO_CONFIG, vocab)
     inputs = []
+    assert model._elmo is not None
     model._elmo.bilm.register_forward_hook(lambda module, args, output: inputs.append(args[0]))
     before = dict(tensors["text"])
     output = model(**tensors)
@@ -83,7 +87,8 @@ def test_one_biLM_run_over_the_sentences_and_the_layer_weights_reach_the_loss(ba
     assert character_ids.shape[:2] == (int((lengths > 0).sum()), int(lengths.max()))
     assert (character_ids[:, :, 0] > 0).sum(dim=1).tolist() == lengths[lengths > 0].tolist()
     assert dict(tensors["text"]) == before and set(before) == {"tokens", "elmo"}
-    assert model._elmo.scalar_mixes[0].scalar_parameters.grad.abs().sum() > 0
+    grad = model._elmo.scalar_mixes[0].scalar_parameters.grad
+    assert grad is not None and grad.abs().sum() > 0
     metrics = model.get_metrics()
     assert 0.0 <= metrics["coref_f1"] <= 1.0 and 0.0 <= metrics["mention_recall"] <= 1.0
     assert len([key for key in metrics if key.startswith("_elmo")]) == 4  # 3 layers + gamma
@@ -121,7 +126,7 @@ def test_the_factored_pair_layer_is_the_linear_layer_on_the_pairs():
     torch.manual_seed(0)
     layer = FactoredPairLayer(span_dim=5, feature_dim=3, output_dim=4)
     spans = torch.randn(2, 6, 5)
-    indices = torch.randint(0, 6, (2, 6, 3))
+    indices = cast(torch.LongTensor, torch.randint(0, 6, (2, 6, 3)))  # long, typed Tensor by torch
     features = torch.randn(3, 3)
     antecedents = util.batched_index_select(spans, indices)
     targets = spans.unsqueeze(2).expand_as(antecedents)
@@ -134,12 +139,18 @@ def test_the_factored_pair_layer_is_the_linear_layer_on_the_pairs():
 def test_the_running_softmax_head_is_the_attention_over_each_spans_words():
     torch.manual_seed(0)
     contextual, embedded = torch.randn(2, 20, 4), 3 * torch.randn(2, 20, 5)
-    spans = torch.tensor([[[s, e] for s in range(20) for e in range(s, min(s + 6, 20))]] * 2)
+    spans = cast(  # long, typed Tensor by torch
+        torch.LongTensor,
+        torch.tensor([[[s, e] for s in range(20) for e in range(s, min(s + 6, 20))]] * 2),
+    )
     holder = torch.nn.Module()
     holder._head_attention = torch.nn.Linear(4, 1)
     with torch.no_grad():
         holder._head_attention.weight.mul_(10)  # peaked attention: the softmax must stay stable
-    heads = SpanRankingCoref._attended_heads(holder, contextual, embedded, spans)
+    # The holder stands in for the model: the method reads its `_head_attention` alone.
+    heads = SpanRankingCoref._attended_heads(
+        cast(SpanRankingCoref, holder), contextual, embedded, spans
+    )
     logits, word_mask = util.batched_span_select(holder._head_attention(contextual), spans)
     weights = util.masked_softmax(logits.squeeze(-1), word_mask)
     words, _ = util.batched_span_select(embedded, spans)

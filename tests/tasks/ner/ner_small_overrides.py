@@ -1,7 +1,9 @@
 """Overrides that shrink the NER configs to one quick epoch on the fixtures."""
 
+from typing import Any, Dict
+
 WORD_DIM, NUM_FILTERS = 8, 8
-SMALL = {
+SMALL: Dict[str, Any] = {
     "train_data_path": "fixtures/ner/train.txt",
     "validation_data_path": "fixtures/ner/dev.txt",
     "test_data_path": "fixtures/ner/test.txt",

@@ -9,7 +9,9 @@ from allennlp.data import Batch, Vocabulary
 from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to_spans
 from allennlp.models import Model
 
+from elmo_plugin.elmo import ElmoTokenEmbedder
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.tasks.ner.models import BiLstmCrfTagger
 from tests.paths import FIXTURES, TRAINING_CONFIGS
 
 ELMO_EMBEDDER = {
@@ -195,7 +197,11 @@ def test_elmo_config_regularizes_the_layer_weights():
     model = Model.from_params(
         vocab=Vocabulary.from_instances(instances), params=Params(model_params)
     )
-    mix = model.text_field_embedder.token_embedder_elmo.elmo.scalar_mixes[0]
+    assert isinstance(model, BiLstmCrfTagger)
+    elmo_embedder = model.text_field_embedder.token_embedder_elmo
+    assert isinstance(elmo_embedder, ElmoTokenEmbedder)
+    mix = elmo_embedder.elmo.scalar_mixes[0]
     with torch.no_grad():
         mix.scalar_parameters.copy_(torch.tensor([1.0, -2.0, 3.0]))
-    assert model.get_regularization_penalty().item() == pytest.approx(0.001 * 14)
+    penalty = model.get_regularization_penalty()
+    assert penalty is not None and penalty.item() == pytest.approx(0.001 * 14)

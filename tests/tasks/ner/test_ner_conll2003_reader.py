@@ -4,9 +4,11 @@ import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
+from allennlp.data.fields import SequenceLabelField, TextField
 
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from tests import paths
+from tests.fields import field_of, metadata_of, tokens_of
 
 FIXTURES = paths.FIXTURES / "ner"
 
@@ -50,15 +52,17 @@ def write(tmp_path: Path, text: str) -> str:
 @pytest.mark.parametrize("scheme", ["BIO", "BIOUL"])
 def test_iob1_tags_are_recoded_to_the_scheme(tmp_path, scheme):
     instances = list(Conll2003NerReader(tag_scheme=scheme).read(write(tmp_path, EXAMPLE)))
-    assert [instance["tags"].labels for instance in instances] == EXPECTED[scheme]
-    assert [t.text for t in instances[0]["tokens"].tokens] == [
+    assert [
+        field_of(instance, "tags", SequenceLabelField).labels for instance in instances
+    ] == EXPECTED[scheme]
+    assert [t.text for t in tokens_of(instances[0], "tokens")] == [
         "EU",
         "rejects",
         "German",
         "call",
         ".",
     ]
-    assert instances[1]["metadata"]["words"][:2] == ["Peter", "Blackburn"]
+    assert metadata_of(instances[1])["words"][:2] == ["Peter", "Blackburn"]
 
 
 def test_gives_the_instances_of_allennlps_conll2003_reader():
@@ -106,9 +110,10 @@ def test_builds_from_config_with_the_token_indexers_asked():
             }
         )
     )
+    assert isinstance(reader, Conll2003NerReader)
     instance = next(iter(reader.read(FIXTURES / "test.txt")))
     reader.apply_token_indexers(instance)
-    assert sorted(instance["tokens"].token_indexers) == ["elmo", "tokens"]
+    assert sorted(field_of(instance, "tokens", TextField).token_indexers) == ["elmo", "tokens"]
     assert reader.tag_scheme == "BIO"
 
 
@@ -121,7 +126,7 @@ def test_text_to_instance_without_tags_is_for_prediction():
 def test_entity_types_none_accepts_other_types(tmp_path):
     path = write(tmp_path, "Foo NNP I-NP I-PRODUCT\nbar NN I-NP O\n")
     instances = list(Conll2003NerReader(entity_types=None, tag_scheme="BIO").read(path))
-    assert instances[0]["tags"].labels == ["B-PRODUCT", "O"]
+    assert field_of(instances[0], "tags", SequenceLabelField).labels == ["B-PRODUCT", "O"]
 
 
 @pytest.mark.parametrize(
@@ -163,11 +168,14 @@ def test_a_sentence_over_the_maximum_length_is_split_with_a_warning_naming_file_
     with caplog.at_level("WARNING"):
         instances = list(Conll2003NerReader().read(str(conll)))
     assert [len(i["tokens"]) for i in instances] == [512, 512, 176]
-    assert [t.text for i in instances for t in i["tokens"]] == [f"w{i}" for i in range(1200)]
+    assert [t.text for i in instances for t in tokens_of(i, "tokens")] == [
+        f"w{i}" for i in range(1200)
+    ]
     assert (
         "no_blank_lines.txt, line 3: a sentence of 1200 tokens, over the maximum of 512"
         in caplog.text
     )
-    assert instances[1]["tags"].labels[0] != "I-PER"  # each piece recoded on its own: valid BIOUL
+    # Each piece recoded on its own: valid BIOUL.
+    assert field_of(instances[1], "tags", SequenceLabelField).labels[0] != "I-PER"
     whole = list(Conll2003NerReader(max_sentence_length=None).read(str(conll)))
     assert [len(i["tokens"]) for i in whole] == [1200]

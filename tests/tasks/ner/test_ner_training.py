@@ -105,6 +105,10 @@ def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
     from allennlp.common import Params
     from allennlp.data import Vocabulary
     from allennlp.models import Model
+    from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
+    from allennlp.modules.token_embedders import Embedding, TokenCharactersEncoder
+
+    from elmo_plugin.tasks.ner.models import BiLstmCrfTagger
 
     params = Params.from_file(str(TRAINING_CONFIGS / "ner/ner_baseline.jsonnet"))
     vocab = Vocabulary(
@@ -115,5 +119,11 @@ def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
         }
     )
     model = Model.from_params(vocab=vocab, params=params.pop("model"))
-    characters = model.text_field_embedder._token_embedders["token_characters"]._embedding._module
+    assert isinstance(model, BiLstmCrfTagger)
+    embedder = model.text_field_embedder
+    assert isinstance(embedder, BasicTextFieldEmbedder)
+    encoder = embedder._token_embedders["token_characters"]
+    assert isinstance(encoder, TokenCharactersEncoder)
+    characters = encoder._embedding._module
+    assert isinstance(characters, Embedding)
     assert characters.weight.size(0) == vocab.get_vocab_size("token_characters") == 28

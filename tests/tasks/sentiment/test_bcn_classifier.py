@@ -14,6 +14,7 @@ from allennlp.models import Model
 
 import elmo_plugin.tasks.sentiment  # noqa: F401
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.tasks.sentiment.models import BcnClassifier
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import (
     FIXTURES,
@@ -44,7 +45,7 @@ def batch_and_vocab():
     return batch.as_tensor_dict(), vocab
 
 
-def model_from(config, vocab, **model_overrides) -> Model:
+def model_from(config, vocab, **model_overrides) -> BcnClassifier:
     overrides = SMALL_WITH_FIXTURE_BILM if config == ELMO_CONFIG else SMALL
     params = Params.from_file(str(config), params_overrides=json.dumps(overrides))
     model_params = params.pop("model").as_dict()
@@ -53,13 +54,16 @@ def model_from(config, vocab, **model_overrides) -> Model:
     }
     model_params.update(model_overrides)
     torch.manual_seed(0)
-    return Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
+    model = Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
+    assert isinstance(model, BcnClassifier)
+    return model
 
 
 def test_one_biLM_run_feeds_both_places_and_both_layer_weightings_reach_the_loss(batch_and_vocab):
     tensors, vocab = batch_and_vocab
     model = model_from(ELMO_CONFIG, vocab)
     runs = []
+    assert model._elmo is not None
     model._elmo.bilm.register_forward_hook(lambda *args: runs.append(1))
     before = dict(tensors["tokens"])
     output = model(**tensors)
@@ -69,7 +73,8 @@ def test_one_biLM_run_feeds_both_places_and_both_layer_weightings_reach_the_loss
     assert output["logits"].shape == (5, 5)
     assert torch.allclose(output["class_probabilities"].sum(-1), torch.ones(5))
     for mix in model._elmo.scalar_mixes:
-        assert mix.scalar_parameters.grad.abs().sum() > 0
+        grad = mix.scalar_parameters.grad
+        assert grad is not None and grad.abs().sum() > 0
     metrics = model.get_metrics()
     assert 0.0 <= metrics["accuracy"] <= 1.0
     assert len([key for key in metrics if key.startswith("_elmo")]) == 2 * 4  # 3 layers + gamma
@@ -99,6 +104,7 @@ def test_elmo_alone_at_the_input_needs_no_other_embedder(batch_and_vocab):
     )
     model_params["elmo"]["num_output_representations"] = 1
     model = Model.from_params(vocab=vocab, params=Params(copy.deepcopy(model_params)))
+    assert isinstance(model, BcnClassifier)
     assert model._pre_encode_feedforward.get_input_dim() == ELMO_DIM
     elmo_only = {"elmo": tensors["tokens"]["elmo"]}
     assert torch.isfinite(model(tokens=elmo_only, label=tensors["label"])["loss"])

@@ -7,16 +7,22 @@ predictor then run on an archive, from outside the clone.
 import json
 import math
 import sys
+from typing import List, Tuple
 from unittest import mock
 
 import pytest
 from allennlp.commands import main
 from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import JsonDict
+from allennlp.data.fields import LabelField
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from elmo_plugin.tasks.sentiment.models import BcnClassifier
+from elmo_plugin.tasks.sentiment.predictors import SentenceSentimentPredictor
+from tests.fields import field_of
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import trained_once
@@ -42,6 +48,7 @@ def test_config_trains_one_epoch_and_evaluates_on_the_test_roots(trained, name):
     mixes = {p.mix for p in parsed if p and p.phase == "training"}
     assert mixes == set(range(NUM_ELMO_PLACES[name]))
     model = load_archive(str(trained(name) / "model.tar.gz")).model
+    assert isinstance(model, BcnClassifier)
     places = model._elmo_places
     assert (places.use_input_elmo, places.use_output_elmo) == ((name == "sst_elmo",) * 2)
 
@@ -83,21 +90,22 @@ def test_the_predictor_from_an_archive_outside_the_clone(trained, tmp_path, monk
     archive.write_bytes((trained(name) / "model.tar.gz").read_bytes())
     monkeypatch.chdir(archive.parent)
     predictor = Predictor.from_path(str(archive))
-    assert type(predictor).__name__ == "SentenceSentimentPredictor"
+    assert type(predictor) is SentenceSentimentPredictor
     prediction = predictor.predict("A warm, funny, engaging film.")
     assert prediction["label"] in LABELS
     assert prediction["tokens"] == ["A", "warm", ",", "funny", ",", "engaging", "film", "."]
     # allennlp.interpret's input: the instance labelled with the predicted class's index
     (labeled,) = predictor.json_to_labeled_instances({"sentence": "A warm, funny, engaging film."})
     probabilities = prediction["class_probabilities"]
-    assert labeled["label"].label == probabilities.index(max(probabilities))
+    assert field_of(labeled, "label", LabelField).label == probabilities.index(max(probabilities))
     batch = predictor.predict_batch_json([{"sentence": "Dull ."}, {"tokens": ["Fun", "!"]}])
     assert [len(p["class_probabilities"]) for p in batch] == [5, 5]
-    for bad, message in [
+    bad_inputs: List[Tuple[JsonDict, str]] = [
         ({"text": "x"}, "expected a 'sentence' string or a 'tokens' list"),
         ({"sentence": 3}, "'sentence' must be a string"),
         ({"tokens": "a b"}, "'tokens' must be a list of strings"),
         ({"sentence": "   "}, "no tokens to classify"),
-    ]:
+    ]
+    for bad, message in bad_inputs:
         with pytest.raises(ConfigurationError, match=message):
             predictor.predict_json(bad)

@@ -1,12 +1,15 @@
 import logging
+from typing import Any, Dict
 
 import pytest
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
+from allennlp.data.fields import LabelField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.sentiment.dataset_readers.sst_trees import parse_tree, unescape_ptb
+from tests.fields import field_of, metadata_of
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES
 
 TREE = "(3 (2 It) (4 (3 (2 a) (4 (3 lovely) (2 film))) (2 .)))"
@@ -24,15 +27,15 @@ def words(instance):
 
 def test_reads_the_root_of_every_tree_with_its_label():
     instances = list(SstTreesReader().read(FIXTURES / "dev.txt"))
-    assert [i["label"].label for i in instances] == ["0", "1", "2", "3", "4"]
+    assert [field_of(i, "label", LabelField).label for i in instances] == ["0", "1", "2", "3", "4"]
     assert words(instances[0]) == "It 's like watching a nightmare made flesh .".split()
-    assert instances[0]["metadata"]["words"] == words(instances[0])
+    assert metadata_of(instances[0])["words"] == words(instances[0])
     assert len(list(SstTreesReader().read(FIXTURES / "train.txt"))) == 16
 
 
 def test_subtrees_are_every_labelled_node_root_first_in_pre_order(tmp_path):
     instances = list(SstTreesReader(use_subtrees=True).read(write(tmp_path, TREE + "\n")))
-    phrases = [(i["label"].label, " ".join(words(i))) for i in instances]
+    phrases = [(field_of(i, "label", LabelField).label, " ".join(words(i))) for i in instances]
     assert phrases == [
         ("3", "It a lovely film ."),
         ("2", "It"),
@@ -56,7 +59,7 @@ def test_subtrees_are_every_labelled_node_root_first_in_pre_order(tmp_path):
 )
 def test_granularity_maps_the_labels_as_sst_tokens_does(granularity, labels):
     instances = list(SstTreesReader(granularity=granularity).read(FIXTURES / "dev.txt"))
-    assert [i["label"].label for i in instances] == labels
+    assert [field_of(i, "label", LabelField).label for i in instances] == labels
 
 
 def test_an_unknown_granularity_is_a_configuration_error():
@@ -145,7 +148,8 @@ def test_elmo_characters_index_the_words():
     instances = list(reader.read(FIXTURES / "dev.txt"))
     batch = Batch(instances)
     batch.index_instances(Vocabulary.from_instances(instances))
-    tensors = batch.as_tensor_dict()
+    # A text field's tensors are a dict of dicts, a level deeper than AllenNLP annotates.
+    tensors: Dict[str, Any] = batch.as_tensor_dict()
     longest = max(len(i["tokens"]) for i in instances)
     assert tensors["tokens"]["elmo"]["elmo_tokens"].shape == (5, longest, 50)
     assert tensors["label"].shape == (5,)

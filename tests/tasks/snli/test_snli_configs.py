@@ -25,6 +25,9 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.tasks.snli.models import EsimNli
+from elmo_plugin.tasks.snli.predictors import NliPairPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import trained_once
@@ -81,7 +84,9 @@ def test_config_trains_one_epoch_and_evaluates_on_test(train, name):
     parsed = [parse_layer_weight_metric_name(key) for key in metrics]
     logged_mixes = {f"mix{name.mix}" for name in parsed if name and name.phase == "training"}
     assert logged_mixes == {f"mix{m}" for m in range(num_places)}
-    places = load_archive(str(serialization_dir / "model.tar.gz")).model._elmo_places
+    model = load_archive(str(serialization_dir / "model.tar.gz")).model
+    assert isinstance(model, EsimNli)
+    places = model._elmo_places
     assert (places.use_input_elmo, places.use_output_elmo) == (use_input_elmo, use_output_elmo)
 
 
@@ -122,7 +127,7 @@ def test_allennlp_predict_on_the_archive(train, tmp_path):
 
 def test_predictor_from_the_archive(train):
     predictor = Predictor.from_path(str(train("snli_baseline") / "model.tar.gz"))
-    assert type(predictor).__name__ == "NliPairPredictor"
+    assert type(predictor) is NliPairPredictor
     prediction = predictor.predict("A dog runs in the park .", "An animal is outside .")
     assert prediction["label"] in LABELS
     batch = predictor.predict_batch_json(
@@ -142,6 +147,7 @@ def test_max_sentence_length_in_a_config_reaches_the_reader(tmp_path):
     overrides = json.dumps({"dataset_reader.max_sentence_length": 3})
     params = Params.from_file(str(CONFIGS / "snli_baseline.jsonnet"), overrides)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    assert isinstance(reader, SnliJsonlReader)
     assert reader.max_sentence_length == 3
     assert [len(i["premise"]) for i in reader.read(FIXTURES / "dev.jsonl")][:1] == [3]
 

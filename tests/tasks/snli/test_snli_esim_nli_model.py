@@ -1,11 +1,13 @@
+from typing import Tuple
+
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 from allennlp.modules import FeedForward
-from allennlp.modules.seq2seq_encoders import LstmSeq2SeqEncoder
-from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
+from allennlp.modules.seq2seq_encoders import LstmSeq2SeqEncoder, Seq2SeqEncoder
+from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder, TextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 from allennlp.nn import Activation
 
@@ -71,7 +73,10 @@ def without_elmo(text_field_tensors):
     return {key: value for key, value in text_field_tensors.items() if key != "elmo"}
 
 
-def modules_of(model: EsimNli):
+def modules_of(
+    model: EsimNli,
+) -> Tuple[TextFieldEmbedder, Seq2SeqEncoder, FeedForward, Seq2SeqEncoder, FeedForward]:
+    """The modules it was built of, in `EsimNli`'s order."""
     return (
         model._text_field_embedder,
         model._encoder,
@@ -111,6 +116,7 @@ def test_every_elmo_representation_reaches_the_loss_from_one_bilm_run_per_senten
     tensors, vocab = batch_and_vocab
     model = build_model(vocab, *VARIANTS[variant])
     bilm_runs = []
+    assert model._elmo is not None
     model._elmo.bilm.register_forward_hook(lambda *args: bilm_runs.append(1))
     model(**tensors)["loss"].backward()
     assert len(bilm_runs) == 2  # premise and hypothesis

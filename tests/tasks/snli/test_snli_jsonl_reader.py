@@ -1,14 +1,17 @@
 import json
 import logging
 from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
+from allennlp.data.fields import LabelField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from tests import paths
+from tests.fields import field_of, metadata_of, tokens_of
 
 FIXTURES = paths.FIXTURES / "snli"
 SHARED_SPLIT = paths.SHARED_DATA / "snli_1.0" / "split"
@@ -32,13 +35,17 @@ def test_reads_premise_hypothesis_label_and_tokens():
     instances = list(SnliJsonlReader().read(FIXTURES / "train.jsonl"))
     assert len(instances) == 40
     first = instances[0]
-    assert [t.text for t in first["premise"].tokens] == (
+    assert [t.text for t in tokens_of(first, "premise")] == (
         "Two women are embracing while holding to go packages .".split()
     )
-    assert [t.text for t in first["hypothesis"].tokens][:3] == ["The", "sisters", "are"]
-    assert first["label"].label == "neutral"
-    assert first["metadata"]["hypothesis_tokens"][-1] == "."
-    assert {i["label"].label for i in instances} == {"entailment", "neutral", "contradiction"}
+    assert [t.text for t in tokens_of(first, "hypothesis")][:3] == ["The", "sisters", "are"]
+    assert field_of(first, "label", LabelField).label == "neutral"
+    assert metadata_of(first)["hypothesis_tokens"][-1] == "."
+    assert {field_of(i, "label", LabelField).label for i in instances} == {
+        "entailment",
+        "neutral",
+        "contradiction",
+    }
 
 
 def test_skips_and_counts_pairs_without_gold_label(tmp_path, caplog):
@@ -49,7 +56,10 @@ def test_skips_and_counts_pairs_without_gold_label(tmp_path, caplog):
     reader = SnliJsonlReader()
     with caplog.at_level(logging.INFO):
         instances = list(reader.read(path))
-    assert [i["label"].label for i in instances] == ["entailment", "contradiction"]
+    assert [field_of(i, "label", LabelField).label for i in instances] == [
+        "entailment",
+        "contradiction",
+    ]
     assert reader.num_skipped_without_label == 2
     assert "skipped 2 pairs without a gold label" in caplog.text
 
@@ -61,8 +71,9 @@ def test_configured_indexers_include_elmo_characters():
     instances = list(reader.read(FIXTURES / "dev.jsonl"))
     batch = Batch(instances)
     batch.index_instances(Vocabulary.from_instances(instances))
-    tensors = batch.as_tensor_dict()
-    longest = max(len(i["premise"].tokens) for i in instances)
+    # A text field's tensors are a dict of dicts, a level deeper than AllenNLP annotates.
+    tensors: Dict[str, Any] = batch.as_tensor_dict()
+    longest = max(len(tokens_of(i, "premise")) for i in instances)
     assert tensors["premise"]["elmo"]["elmo_tokens"].shape == (len(instances), longest, 50)
     assert tensors["label"].shape == (len(instances),)
 
@@ -116,8 +127,8 @@ def test_an_over_long_premise_or_hypothesis_is_cut_with_a_warning_naming_file_an
         instances = list(SnliJsonlReader().read(path))
     lengths = [(len(i["premise"]), len(i["hypothesis"])) for i in instances]
     assert lengths == [(4, 4), (512, 4), (4, 512)]
-    assert [t.text for t in instances[1]["premise"].tokens] == long_premise.split()[:512]
-    assert instances[1]["metadata"]["premise_tokens"] == long_premise.split()[:512]
+    assert [t.text for t in tokens_of(instances[1], "premise")] == long_premise.split()[:512]
+    assert metadata_of(instances[1])["premise_tokens"] == long_premise.split()[:512]
     assert (
         "long.jsonl, line 2: sentence1: a sentence of 600 tokens, over the maximum of 512: "
         "cut to its first 512" in caplog.text

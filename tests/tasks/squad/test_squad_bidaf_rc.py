@@ -71,12 +71,15 @@ def test_elmo_at_input_and_output_runs_the_bilm_once_per_text(data):
     assert model._modeling_layer.get_input_dim() == 4 * 2 * HIDDEN + ELMO_DIM
     assert model._phrase_layer.get_input_dim() == 6 + ELMO_DIM
     calls = []
+    assert model._elmo is not None
     model._elmo.bilm.register_forward_hook(lambda *args: calls.append(1))
     output = model(**tensors(instances, vocab))
     assert len(calls) == 2  # question and passage, each giving both representations
     output["loss"].backward()
     for mix in model._elmo.scalar_mixes:
-        assert mix.scalar_parameters.grad.abs().sum() > 0 and mix.gamma.grad.abs().sum() > 0
+        weights_grad, gamma_grad = mix.scalar_parameters.grad, mix.gamma.grad
+        assert weights_grad is not None and weights_grad.abs().sum() > 0
+        assert gamma_grad is not None and gamma_grad.abs().sum() > 0
     metrics = model.get_metrics()
     assert {"_elmo_mix0_lstm_1", "_elmo_mix1_lstm_2", "_elmo_mix1_gamma"} <= set(metrics)
 
@@ -84,10 +87,12 @@ def test_elmo_at_input_and_output_runs_the_bilm_once_per_text(data):
 def test_elmo_at_the_output_only_leaves_the_input_alone(data):
     instances, vocab = data
     model = Model.from_params(vocab=vocab, params=model_params(1, use_output=True))
+    assert isinstance(model, BidafRc) and model._elmo is not None
     assert model._phrase_layer.get_input_dim() == 6
     assert model._modeling_layer.get_input_dim() == 4 * 2 * HIDDEN + ELMO_DIM
     model(**tensors(instances, vocab))["loss"].backward()
-    assert model._elmo.scalar_mixes[0].gamma.grad.abs().sum() > 0
+    gamma_grad = model._elmo.scalar_mixes[0].gamma.grad
+    assert gamma_grad is not None and gamma_grad.abs().sum() > 0
 
 
 @pytest.mark.parametrize(

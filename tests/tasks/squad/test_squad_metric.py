@@ -38,6 +38,7 @@ def test_each_hand_worked_example(prediction, references, em, f1):
 
 def test_averages_over_questions_and_resets():
     metric = Metric.from_params(Params({"type": "squad_v1_em_f1"}))
+    assert isinstance(metric, SquadV1EmF1)
     predictions = [example[0] for example in HAND_WORKED]
     references = [example[1] for example in HAND_WORKED]
     metric(predictions[:2], references[:2])

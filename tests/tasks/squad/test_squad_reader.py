@@ -1,14 +1,17 @@
 import json
 import logging
 import re
+from typing import Any, Dict, Tuple
 
 import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
-from allennlp.data import DatasetReader
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import IndexField
 
 from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
+from tests.fields import field_of, metadata_of, tokens_of
 from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 
 FIXTURE = FIXTURES / "squad" / "tiny_train.json"
@@ -36,10 +39,19 @@ def question(qid, text, *answers):
     }
 
 
+def span_of(instance: Instance) -> Tuple[int, int]:
+    """The answer's first and last token."""
+    return (
+        field_of(instance, "span_start", IndexField).sequence_index,
+        field_of(instance, "span_end", IndexField).sequence_index,
+    )
+
+
 def span_text(instance):
-    start = instance["span_start"].sequence_index
-    end = instance["span_end"].sequence_index
-    return " ".join(token.text for token in instance["passage"].tokens[start : end + 1])
+    start, end = span_of(instance)
+    return " ".join(
+        token.ensure_text() for token in tokens_of(instance, "passage")[start : end + 1]
+    )
 
 
 def test_tokenizer_keeps_offsets_and_splits_dashes_and_brackets():
@@ -83,10 +95,10 @@ def test_answers_map_to_token_spans_including_the_last_token(tmp_path):
     )
     instances = list(SquadV1Reader().read(path))
     assert [span_text(i) for i in instances] == ["Broncos", "24", "California .", "California"]
-    last = len(instances[2]["passage"].tokens) - 1
-    assert instances[2]["span_end"].sequence_index == last
-    assert instances[0]["metadata"]["question_id"] == "q1"
-    assert instances[0]["metadata"]["title"] == "Tiny"
+    last = len(tokens_of(instances[2], "passage")) - 1
+    assert span_of(instances[2])[1] == last
+    assert metadata_of(instances[0])["question_id"] == "q1"
+    assert metadata_of(instances[0])["title"] == "Tiny"
 
 
 def test_gold_span_is_the_most_common_reference_and_all_references_are_kept(tmp_path):
@@ -100,7 +112,7 @@ def test_gold_span_is_the_most_common_reference_and_all_references_are_kept(tmp_
     )
     (instance,) = SquadV1Reader().read(path)
     assert span_text(instance) == "Santa Clara , California"
-    assert instance["metadata"]["answer_texts"] == [
+    assert metadata_of(instance)["answer_texts"] == [
         "Santa Clara",
         "Santa Clara, California",
         "Santa Clara, California",
@@ -120,21 +132,21 @@ def test_truncation_cuts_answers_which_are_skipped_in_training_only(tmp_path, ca
     train_reader = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True)
     with caplog.at_level(logging.WARNING):
         kept = list(train_reader.read(path))
-    assert [i["metadata"]["question_id"] for i in kept] == ["inside"]
+    assert [metadata_of(i)["question_id"] for i in kept] == ["inside"]
     assert train_reader.counts["skipped"] == 2
     assert "cut 1 passage(s) longer than passage_length_limit=6" in caplog.text
     assert "2 of 3 question(s) have their answer outside the cut passage: skipped" in caplog.text
 
     eval_reader = SquadV1Reader(passage_length_limit=6)
     instances = list(eval_reader.read(path))
-    assert [i["metadata"]["question_id"] for i in instances] == ["inside", "cut", "outside"]
-    assert all(len(i["passage"].tokens) == 6 for i in instances)
+    assert [metadata_of(i)["question_id"] for i in instances] == ["inside", "cut", "outside"]
+    assert all(len(tokens_of(i, "passage")) == 6 for i in instances)
     cut, outside = instances[1], instances[2]
-    assert cut["metadata"]["answer_outside_passage"]
-    assert (cut["span_start"].sequence_index, cut["span_end"].sequence_index) == (4, 5)  # clipped
-    assert outside["metadata"]["answer_outside_passage"]
-    assert (outside["span_start"].sequence_index, outside["span_end"].sequence_index) == (-1, -1)
-    assert outside["metadata"]["answer_texts"] == ["Santa Clara"]
+    assert metadata_of(cut)["answer_outside_passage"]
+    assert span_of(cut) == (4, 5)  # clipped
+    assert metadata_of(outside)["answer_outside_passage"]
+    assert span_of(outside) == (-1, -1)
+    assert metadata_of(outside)["answer_texts"] == ["Santa Clara"]
     assert eval_reader.counts["skipped"] == 0
 
 
@@ -143,7 +155,7 @@ def test_an_answer_ending_exactly_at_the_cut_is_inside(tmp_path):
     (instance,) = SquadV1Reader(passage_length_limit=6, skip_answers_outside_passage=True).read(
         path
     )
-    assert not instance["metadata"]["answer_outside_passage"]
+    assert not metadata_of(instance)["answer_outside_passage"]
     assert span_text(instance) == "Panthers 24"
 
 
@@ -160,7 +172,7 @@ def test_reads_the_fixture_sliced_from_the_fixed_split():
     assert len(instances) == 12
     first = instances[0]
     assert span_text(first) == "Denver Broncos"
-    assert first["metadata"]["answer_texts"] == ["Denver Broncos"] * 3
+    assert metadata_of(first)["answer_texts"] == ["Denver Broncos"] * 3
 
 
 @pytest.mark.skipif(not SHARED_TRAIN.exists(), reason="../shared/data is absent")
@@ -250,13 +262,13 @@ def test_an_over_long_question_is_cut_with_a_warning_naming_file_and_record(tmp_
     path = squad_file(tmp_path, [question("q1", long_question, "Broncos")])
     with caplog.at_level(logging.WARNING):
         (instance,) = SquadV1Reader(question_length_limit=5).read(path)
-    assert [t.text for t in instance["question"].tokens] == ["who"] * 5
+    assert [t.text for t in tokens_of(instance, "question")] == ["who"] * 5
     assert (
         f"{path}: article 0 ('Tiny'), paragraph 0, question 'q1': a question of 21 tokens, "
         "over the maximum of 5: cut to its first 5" in caplog.text
     )
     (whole,) = SquadV1Reader(question_length_limit=None).read(path)
-    assert len(whole["question"].tokens) == 21
+    assert len(tokens_of(whole, "question")) == 21
 
 
 def test_passages_are_capped_by_default_naming_the_longest_record(tmp_path, caplog):
@@ -265,20 +277,21 @@ def test_passages_are_capped_by_default_naming_the_longest_record(tmp_path, capl
     reader = SquadV1Reader()
     with caplog.at_level(logging.WARNING):
         (instance,) = reader.read(path)
-    assert len(instance["passage"].tokens) == 1000
+    assert len(tokens_of(instance, "passage")) == 1000
     assert span_text(instance) == "Broncos"
     assert (
         "cut 1 passage(s) longer than passage_length_limit=1000 tokens (longest 1214, at "
         f"{path}: article 0 ('Tiny'), paragraph 0, question 'q1')" in caplog.text
     )
     (whole,) = SquadV1Reader(passage_length_limit=None).read(path)
-    assert len(whole["passage"].tokens) == 1214
+    assert len(tokens_of(whole, "passage")) == 1214
 
 
 @pytest.mark.parametrize("limit", ["passage_length_limit", "question_length_limit"])
 def test_a_limit_below_one_is_a_configuration_error(limit):
     with pytest.raises(ConfigurationError, match=f"{limit} must be at least 1 or None, got 0"):
-        SquadV1Reader(**{limit: 0})
+        settings: Dict[str, Any] = {limit: 0}
+        SquadV1Reader(**settings)
 
 
 def test_the_configs_limits_reach_the_readers():
@@ -288,6 +301,8 @@ def test_the_configs_limits_reach_the_readers():
     params = Params.from_file(str(config), json.dumps(overrides))
     train_reader = DatasetReader.from_params(params.pop("dataset_reader"))
     validation_reader = DatasetReader.from_params(params.pop("validation_dataset_reader"))
+    assert isinstance(train_reader, SquadV1Reader)
+    assert isinstance(validation_reader, SquadV1Reader)
     assert (train_reader._passage_length_limit, train_reader._question_length_limit) == (400, 50)
     # Evaluation keeps whole passages: the reader's default cap is far above any real one.
     limits = (validation_reader._passage_length_limit, validation_reader._question_length_limit)

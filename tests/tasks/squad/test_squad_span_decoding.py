@@ -1,3 +1,5 @@
+from typing import cast
+
 import pytest
 import torch
 
@@ -33,10 +35,12 @@ def test_ignores_padding():
 def test_rows_are_decoded_independently():
     start = torch.tensor([[0.0, 5.0, 1.0], [3.0, 0.0, 0.0]])
     end = torch.tensor([[0.0, 0.0, 6.0], [0.0, 4.0, 0.0]])
-    mask = torch.tensor([[True, True, True], [True, True, False]])
+    # A bool tensor, typed Tensor by torch.
+    mask = cast(torch.BoolTensor, torch.tensor([[True, True, True], [True, True, False]]))
     assert best_span(start, end, mask).tolist() == [[1, 2], [0, 1]]
 
 
 def test_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="must both be"):
-        best_span(torch.zeros(2, 3), torch.zeros(2, 4), torch.ones(2, 3, dtype=torch.bool))
+        mask = cast(torch.BoolTensor, torch.ones(2, 3, dtype=torch.bool))
+        best_span(torch.zeros(2, 3), torch.zeros(2, 4), mask)

@@ -2,9 +2,11 @@ import pytest
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
+from allennlp.data.fields import SequenceLabelField
 
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader
 from tests import paths
+from tests.fields import field_of, metadata_of
 
 FIXTURES = paths.FIXTURES / "srl"
 CONLL2012_COLUMNS = dict(
@@ -14,7 +16,11 @@ CONLL2012_COLUMNS = dict(
 
 def tags_by_predicate(path, **kwargs):
     return [
-        (i["metadata"]["predicate_index"], i["tags"].labels, i["predicate_indicator"].labels)
+        (
+            metadata_of(i)["predicate_index"],
+            field_of(i, "tags", SequenceLabelField).labels,
+            field_of(i, "predicate_indicator", SequenceLabelField).labels,
+        )
         for i in ConllSrlColumnsReader(**kwargs).read(str(path))
     ]
 
@@ -73,7 +79,7 @@ def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_fil
     path.write_text("\n".join(lines) + "\n")
     reader = ConllSrlColumnsReader()
     with caplog.at_level("WARNING"):
-        kept = [i["metadata"]["words"] for i in reader.read(str(path))]
+        kept = [metadata_of(i)["words"] for i in reader.read(str(path))]
     assert kept == [["He", "ran"], ["She", "ran"]]  # skipped whole, neither split nor cut
     assert "long.txt, line 4: a sentence of 600 tokens, over the maximum of 512: skipped" in (
         caplog.text
@@ -81,7 +87,7 @@ def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_fil
     assert reader.long_sentences.count == 1
     assert "long.txt: skipped 1 over max_sentence_length=512" in caplog.text
     whole = ConllSrlColumnsReader(max_sentence_length=None).read(str(path))
-    assert [len(i["metadata"]["words"]) for i in whole] == [2, 600, 2]
+    assert [len(metadata_of(i)["words"]) for i in whole] == [2, 600, 2]
 
 
 def test_a_file_of_only_over_long_sentences_is_an_error_saying_why(tmp_path):
@@ -96,4 +102,4 @@ def test_max_sentence_length_from_params_reaches_the_reader():
     params = Params({"type": "conll_srl_columns", "max_sentence_length": 6})
     reader = DatasetReader.from_params(params)
     instances = reader.read(str(FIXTURES / "conll2005_style.txt"))
-    assert [len(i["metadata"]["words"]) for i in instances] == [5]
+    assert [len(metadata_of(i)["words"]) for i in instances] == [5]

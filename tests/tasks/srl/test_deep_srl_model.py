@@ -2,6 +2,7 @@ import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
+from allennlp.data.fields import SequenceLabelField
 from allennlp.modules.seq2seq_encoders import PytorchSeq2SeqWrapper
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
@@ -11,6 +12,7 @@ from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.models import DeepSrl
 from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
 from tests import paths
+from tests.fields import field_of
 
 FIXTURES = paths.FIXTURES / "srl"
 FIXTURE = FIXTURES / "up_english_ewt_train_slice.conllu"
@@ -85,7 +87,9 @@ def test_head_mode_uses_the_dependency_metric():
     metrics = model.get_metrics()
     assert 0.0 <= metrics["f1-measure-overall"] <= 1.0
     assert model._metric._num_gold == sum(
-        t not in ("O", "V", "C-V") for i in instances[:8] for t in i["tags"].labels
+        t not in ("O", "V", "C-V")
+        for i in instances[:8]
+        for t in field_of(i, "tags", SequenceLabelField).labels
     )
 
 

@@ -7,6 +7,7 @@ from allennlp.data import DatasetReader
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from tests.fields import metadata_of
 from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 
 FIXTURE = FIXTURES / "srl" / "up_english_ewt_train_slice.conllu"
@@ -211,7 +212,7 @@ def test_a_sentence_over_the_maximum_length_is_skipped_with_a_warning_naming_fil
     reader = UniversalPropbankSrlReader(max_sentence_length=7)
     with caplog.at_level("WARNING"):
         instances = list(reader.read(str(path)))
-    assert {len(i["metadata"]["words"]) for i in instances} == {7}
+    assert {len(metadata_of(i)["words"]) for i in instances} == {7}
     expected = "two.conllu, line 14: a sentence of 19 tokens, over the maximum of 7: skipped"
     assert expected in caplog.text
     assert reader.long_sentences.count == 1
@@ -232,5 +233,6 @@ def test_max_sentence_length_in_a_config_reaches_the_reader():
     config = TRAINING_CONFIGS / "srl" / "srl_baseline.jsonnet"
     params = Params.from_file(str(config), json.dumps({"dataset_reader.max_sentence_length": 7}))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    assert isinstance(reader, UniversalPropbankSrlReader)
     assert reader.long_sentences.max_length == 7
-    assert {len(i["metadata"]["words"]) for i in reader.read(str(FIXTURE))} <= set(range(1, 8))
+    assert {len(metadata_of(i)["words"]) for i in reader.read(str(FIXTURE))} <= set(range(1, 8))

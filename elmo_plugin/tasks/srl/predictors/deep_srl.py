@@ -1,4 +1,4 @@
-from typing import List, Optional, cast
+from typing import TYPE_CHECKING, List, Optional, cast
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
@@ -10,6 +10,9 @@ from overrides import overrides
 from elmo_plugin.tasks.predictor_inputs import json_object_line
 from elmo_plugin.text_files import quoted
 from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 
 @Predictor.register("deep_srl")
@@ -40,7 +43,7 @@ class DeepSrlPredictor(Predictor):
 
     def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
         super().__init__(model, dataset_reader, frozen)
-        self._spacy = None
+        self._spacy: Optional["Language"] = None
 
     @overrides
     def load_line(self, line: str) -> JsonDict:
@@ -93,7 +96,7 @@ class DeepSrlPredictor(Predictor):
             f"expected a 'sentence' or 'tokens' key in the input, found {sorted(inputs)}"
         )
 
-    def _tokenizer(self):
+    def _tokenizer(self) -> "Language":
         if self._spacy is None:
             import spacy  # only here: "tokens" inputs need no spaCy
 
