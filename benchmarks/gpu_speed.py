@@ -3,10 +3,12 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
 
 1. **Embedding**: our `Elmo`'s biLM against AllenNLP's `Elmo`, random weights at the published
    sizes ("small", "original"), the first 1,024 sentences of ../shared/data's Wikipedia valid
-   split, batches of 32 and 256, `batch_to_ids` and the copy to the GPU included, TF32 off;
-   ours in float32 and bfloat16; medians of `--runs` alternating passes (each pass starts with
-   our character-CNN cache empty), and the largest difference of each layer from AllenNLP's
-   on the first batch, relative to that layer's largest value.
+   split, batches of 32 and 256, the words' character ids and the copy to the GPU included
+   (AllenNLP's `batch_to_ids` for AllenNLP's, ours, `elmo_plugin.elmo.batch_to_ids`, for ours:
+   each library as its user calls it), TF32 off; ours in float32 and bfloat16; medians of
+   `--runs` alternating passes (each pass starts with our character-CNN cache and character-id
+   table empty), and the largest difference of each layer from AllenNLP's on the first batch,
+   relative to that layer's largest value.
 2. **Training the paper's biLM** (`bilm_elmo_original.jsonnet`'s model: 2 x 4096 -> 512 with
    clipping, 2048-filter CNN, 2 highway layers, dropout 0.1; 8,192 sampled negatives over a
    793,471-word softmax, the 1B Word Benchmark vocabulary's size, with the sparse softmax
@@ -70,6 +72,7 @@ def tf32(enabled: bool):
 
 def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
     from allennlp.modules.elmo import Elmo as AllenNlpElmo
+    from allennlp.modules.elmo import batch_to_ids as allennlp_batch_to_ids
 
     from elmo_plugin.elmo import Elmo
 
@@ -83,6 +86,8 @@ def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
         their_bilm._elmo_lstm.reset_states()  # stateless, like ours by default
         return their_bilm(ids)["activations"]
 
+    allennlp.to_ids = allennlp_batch_to_ids  # type: ignore[attr-defined]
+
     runs: Dict[str, Callable] = {"allennlp": allennlp}
     for dtype in ("float32", "bfloat16"):
         ours = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
@@ -94,23 +99,29 @@ def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
 
 
 def _ours(elmo) -> Callable:
+    from elmo_plugin.elmo import CharacterIdTable
+
     def run(ids):
         return elmo.bilm(ids)["activations"]
 
-    run.clear = elmo.bilm.character_encoder.clear_cache  # type: ignore[attr-defined]
+    def clear():
+        elmo.bilm.character_encoder.clear_cache()
+        run.to_ids = CharacterIdTable().batch_to_ids  # type: ignore[attr-defined]
+
+    run.clear = clear  # type: ignore[attr-defined]
+    clear()
     return run
 
 
 def embedding_pass(run: Callable, sentences, batch_size: int, device: str):
-    from allennlp.modules.elmo import batch_to_ids
-
     getattr(run, "clear", lambda: None)()
+    to_ids = getattr(run, "to_ids")
     first = None
     synchronize(device)
     start = time.perf_counter()
     with torch.no_grad():
         for i in range(0, len(sentences), batch_size):
-            activations = run(batch_to_ids(sentences[i : i + batch_size]).to(device))
+            activations = run(to_ids(sentences[i : i + batch_size]).to(device))
             if first is None:
                 first = activations
     synchronize(device)

@@ -11,11 +11,10 @@ from typing import Iterable, Iterator, List, Sequence, Tuple, Union
 import numpy
 import torch
 from allennlp.common.checks import ConfigurationError
-from allennlp.modules.elmo import batch_to_ids
 from allennlp.nn.util import remove_sentence_boundaries
 
 from elmo_plugin.archives import load_checked_archive
-from elmo_plugin.elmo import ElmoBiLm, load_bilm
+from elmo_plugin.elmo import ElmoBiLm, batch_to_ids, load_bilm
 from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
 from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
 from elmo_plugin.embeddings_file import InputFile, write_embeddings

@@ -1,7 +1,8 @@
 """
-The ELMo core: the character encoder, the biLM LSTM, the scalar mix, the bilm-tf weight
-format, the biLM loader, the activation cache, the `Elmo` module and the `elmo` token embedder.
-It imports nothing else of `elmo_plugin`.
+The ELMo core: the character ids of words (a fast `batch_to_ids`), the character encoder,
+the biLM LSTM, the scalar mix, the bilm-tf weight format, the biLM loader, the activation
+cache, the `Elmo` module and the `elmo` token embedder. It imports nothing else of
+`elmo_plugin`.
 """
 
 from elmo_plugin.elmo.activation_cache import ActivationCache
@@ -10,6 +11,7 @@ from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
 from elmo_plugin.elmo.bilm_loading import load_bilm
 from elmo_plugin.elmo.bilm_tf_format import read_options, save_bilm
 from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
+from elmo_plugin.elmo.character_ids import CharacterIdTable, batch_to_ids
 from elmo_plugin.elmo.elmo import ELMO_INDEXER_KEY, Elmo
 from elmo_plugin.elmo.elmo_token_embedder import ElmoTokenEmbedder
 from elmo_plugin.elmo.layer_weight_names import (
@@ -31,6 +33,8 @@ __all__ = [
     "read_options",
     "save_bilm",
     "ElmoCharacterEncoder",
+    "CharacterIdTable",
+    "batch_to_ids",
     "ELMO_INDEXER_KEY",
     "Elmo",
     "ElmoTokenEmbedder",
