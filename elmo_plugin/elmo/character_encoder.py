@@ -1,4 +1,3 @@
-from collections import OrderedDict
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import torch
@@ -8,6 +7,7 @@ from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
 from elmo_plugin.elmo.highway import Highway, biased_linear
+from elmo_plugin.elmo.token_type_cache import TokenTypeCache
 
 ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.nn.functional.relu,
@@ -152,7 +152,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
             _boundary_character_ids(ELMoCharacterMapper.end_of_sentence_characters),
             persistent=False,
         )
-        self._type_cache: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
+        self._type_cache = TokenTypeCache()
         self.compute_dtype = compute_dtype
         self._reduced = ReducedCopies()
 
@@ -220,16 +220,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         """Encodes `(num_types, 50)` distinct character-id rows, through the cache when frozen."""
         if not self._cache_usable():
             return self._encode(type_ids)
-        keys = [row.tobytes() for row in type_ids.to(torch.int16).cpu().numpy()]
-        found: List[Optional[torch.Tensor]] = [self._type_cache.get(key) for key in keys]
-        missing = [i for i, encoding in enumerate(found) if encoding is None]
-        if missing:
-            encoded = self._encode(type_ids[missing]).detach()
-            for row, i in enumerate(missing):
-                found[i] = encoded[row]
-                self._remember(keys[i], encoded[row])
-        # Every row is found now: from the cache or just encoded.
-        return torch.stack(cast(List[torch.Tensor], found))
+        return self._type_cache.encode(type_ids, self._encode, self.cache_size)
 
     def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
         """The encodings of `(num_types, 50)` character-id rows, float32: the convolutions and
@@ -273,11 +264,6 @@ class ElmoCharacterEncoder(torch.nn.Module):
             return False
         frozen = not any(p.requires_grad for p in self.parameters())
         return frozen or not torch.is_grad_enabled()
-
-    def _remember(self, key: bytes, encoding: torch.Tensor) -> None:
-        if len(self._type_cache) >= self.cache_size:
-            self._type_cache.popitem(last=False)
-        self._type_cache[key] = encoding
 
     def clear_cache(self) -> None:
         self._type_cache.clear()

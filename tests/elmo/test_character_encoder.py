@@ -175,3 +175,23 @@ def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
         else:  # a bfloat16 backward rounds its sums: a few ulps of the gradient's scale
             scale = exact.grad.abs().max().item()
             torch.testing.assert_close(tensor.grad.float(), exact.grad, rtol=0, atol=2**-6 * scale)
+
+
+@pytest.mark.parametrize("cache_size", [1, 7, 50000])
+def test_the_cache_gives_what_encoding_without_it_gives_through_hits_misses_and_evictions(
+    elmo_options, elmo_weights, sentences, cache_size
+):
+    """Overlapping batches, so that each has remembered and new types, and with a small cache
+    the slots its remembered types came from are handed to its new ones. (To a few ulps: a
+    type encoded in another batch went through products of other shapes.)"""
+    encoder = load_bilm(elmo_options, elmo_weights, char_cnn_cache_size=cache_size)
+    encoder = encoder.character_encoder.eval()
+    uncached = load_bilm(elmo_options, elmo_weights, char_cnn_cache_size=0).character_encoder
+    uncached.eval()
+    with torch.no_grad():
+        for start in (0, 2, 1, 0, 3, 2):
+            ids = batch_to_ids(sentences[start : start + 3])
+            torch.testing.assert_close(
+                encoder(ids)["token_embedding"], uncached(ids)["token_embedding"], rtol=0, atol=1e-6
+            )
+            assert len(encoder._type_cache) <= cache_size
