@@ -56,7 +56,7 @@ def test_the_pages_with_results_have_their_regions():
         "table:convergence",
         "table:finetuned",
     } <= set(regions["docs/paper_tables.md"])
-    for task in ("ner", "srl", "snli", "squad", "sst"):
+    for task in ("ner", "srl", "snli", "squad", "sst", "coref"):
         page = "docs/sentiment.md" if task == "sst" else f"docs/{task}.md"
         assert f"task-results:{task}" in regions[page]
 
