@@ -64,6 +64,8 @@ PAPER_TABLE1 = {
     "snli": "88.0 → 88.7",
     "squad": "81.1 → 85.8",
     "sst": "51.4 → 54.7",
+    # On CoNLL-2012 (OntoNotes); ours is on LitBank, which stands in for it (docs/coref.md).
+    "coref": "67.2 → 70.4 (CoNLL-2012)",
 }
 START = re.compile(r"<!-- generated: ([\w:/-]+) -->\n")
 # Numbers kept by hand, marked so, whose runs have no record (the stage-1 tables): not checked.
