@@ -420,19 +420,23 @@ RENDERERS: Dict[str, Callable[[Renderer, str], str]] = {
 # A number as the tables write it (84.75, +3.66, 0.196, 1415.8): a decimal point and a digit
 # either side, not part of a longer token (a version, a path), with its sign if it has one.
 NUMBER = re.compile(r"(?<![\w.+-])[+-]?\d+\.\d+(?![\w]|\.\d)")
+# A standard deviation as the tables write it, after its mean.
+SPREAD = re.compile(r"± \d+\.\d+(?![\w]|\.\d)")
 # Code (fenced blocks, `spans`) is a command's output or input, not a result.
 CODE = re.compile(r"^```.*?^```[^\n]*$|`[^`\n]*`", re.MULTILINE | re.DOTALL)
 
 
 def record_numbers(text: str) -> set:
     """The numbers of `text` that a copy pasted elsewhere would repeat, and only a copy would:
-    four digits or more (84.75, 0.196, 1415.8), or a signed one with two decimals (a gain,
-    +3.66); shorter ones (a spread, 0.57) are too often another number too."""
-    return {
+    four digits or more (84.75, 0.196, 1415.8), a signed one with two decimals (a gain,
+    +3.66), or a spread with its sign (`± 0.57`); a short number alone (0.57) is too often
+    another number too."""
+    numbers = {
         number
         for number in NUMBER.findall(text)
         if len(re.sub(r"\D", "", number)) >= 4 or re.fullmatch(r"[+-]\d+\.\d\d", number)
     }
+    return numbers | {match.group(0) for match in SPREAD.finditer(text)}
 
 
 def pasted_numbers(text: str, numbers: set) -> List[Tuple[int, str]]:
@@ -447,7 +451,10 @@ def pasted_numbers(text: str, numbers: set) -> List[Tuple[int, str]]:
     for match in NUMBER.finditer(masked):
         if match.group(0) in numbers or match.group(0).lstrip("+-") in numbers:
             found.append((masked.count("\n", 0, match.start()) + 1, match.group(0)))
-    return found
+    for match in SPREAD.finditer(masked):
+        if match.group(0) in numbers:
+            found.append((masked.count("\n", 0, match.start()) + 1, match.group(0)))
+    return sorted(found)
 
 
 def _blank(text: str) -> str:

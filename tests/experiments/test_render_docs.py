@@ -70,13 +70,14 @@ def test_a_number_changed_by_hand_in_a_region_fails(renderer):
 
 def test_a_number_of_the_records_pasted_in_prose_is_found(renderer):
     numbers = renderer.record_numbers()
-    assert {"84.75", "+3.66", "0.504", "1415.8"} <= numbers
+    assert {"84.75", "+3.66", "0.504", "1415.8", "± 0.57"} <= numbers
     text = (
         "NER gains +3.66 F1 (84.75).\n<!-- generated: readme-results -->\n84.75\n"
         "<!-- end generated -->\n`84.75` in code\n<!-- not from the records: stage 1 -->\n"
-        "84.75\n<!-- end not from the records -->\nthe paper's 92.22, a spread 0.57\n"
+        "84.75 ± 0.57\n<!-- end not from the records -->\nthe paper's 92.22, 0.57 alone\n"
+        "NER's ± 0.57\n"
     )
-    assert render_docs.pasted_numbers(text, numbers) == [(1, "+3.66"), (1, "84.75")]
+    assert render_docs.pasted_numbers(text, numbers) == [(1, "+3.66"), (1, "84.75"), (10, "± 0.57")]
 
 
 def test_a_region_without_its_end_or_renderer_is_an_error(renderer):
