@@ -184,8 +184,8 @@ def test_the_cache_gives_what_encoding_without_it_gives_through_hits_misses_and_
     """Overlapping batches, so that each has remembered and new types, and with a small cache
     the slots its remembered types came from are handed to its new ones. (To a few ulps: a
     type encoded in another batch went through products of other shapes.)"""
-    encoder = load_bilm(elmo_options, elmo_weights, char_cnn_cache_size=cache_size)
-    encoder = encoder.character_encoder.eval()
+    bilm = load_bilm(elmo_options, elmo_weights, char_cnn_cache_size=cache_size)
+    encoder = bilm.character_encoder.eval()
     uncached = load_bilm(elmo_options, elmo_weights, char_cnn_cache_size=0).character_encoder
     uncached.eval()
     with torch.no_grad():
