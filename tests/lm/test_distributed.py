@@ -10,33 +10,20 @@ from allennlp.training.callbacks import TrainerCallback
 
 import elmo_plugin.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM
+from tests.training.batch_callbacks import TrainedBatchCallback
 
 SENTENCES = "fixtures/lm/sentences.txt"
 
 
 @TrainerCallback.register("test_log_batches_per_worker")
-class LogBatchesPerWorker(TrainerCallback):
+class LogBatchesPerWorker(TrainedBatchCallback):
     """Writes the word ids of every sentence each worker trains on to `log.<rank>`."""
 
     def __init__(self, serialization_dir: str, log: str) -> None:
         super().__init__(serialization_dir)
         self.log = log
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs,
-        batch_outputs,
-        batch_metrics,
-        epoch,
-        batch_number,
-        is_training,
-        is_primary=True,
-        batch_grad_norm=None,
-        **kwargs,
-    ) -> None:
-        if not is_training:
-            return
+    def on_trained_batch(self, trainer, batch_inputs, batch_outputs, epoch, batch_number) -> None:
         rank = torch.distributed.get_rank()
         with open(f"{self.log}.{rank}", "a") as log:
             for row in batch_inputs[0]["targets"]["tokens"]["tokens"].tolist():

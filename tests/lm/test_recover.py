@@ -12,13 +12,14 @@ from allennlp.training.callbacks import TrainerCallback
 
 import elmo_plugin.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM
+from tests.training.batch_callbacks import TrainedBatchCallback, interrupt_once_at
 
 SENTENCES = "fixtures/lm/sentences.txt"
 INTERRUPT_AT = 15  # of 20 batches: epoch 2, two batches after its mid-epoch checkpoint
 
 
 @TrainerCallback.register("test_interrupt_once")
-class InterruptOnce(TrainerCallback):
+class InterruptOnce(TrainedBatchCallback):
     """Records every trained batch and what was in it; raises KeyboardInterrupt (what Ctrl-C
     raises) once, after `INTERRUPT_AT` batches."""
 
@@ -26,31 +27,11 @@ class InterruptOnce(TrainerCallback):
         super().__init__(serialization_dir)
         self.log, self.marker = log, marker
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs,
-        batch_outputs,
-        batch_metrics,
-        epoch,
-        batch_number,
-        is_training,
-        is_primary=True,
-        batch_grad_norm=None,
-        **kwargs,
-    ) -> None:
-        if not is_training:
-            return
+    def on_trained_batch(self, trainer, batch_inputs, batch_outputs, epoch, batch_number) -> None:
         targets = int(batch_inputs[0]["targets"]["tokens"]["tokens"].sum())
         with open(self.log, "a") as log:
             log.write(f"{epoch} {batch_number} {targets}\n")
-        if (
-            self.marker
-            and not os.path.exists(self.marker)
-            and sum(1 for _ in open(self.log)) == INTERRUPT_AT
-        ):
-            open(self.marker, "w").close()
-            raise KeyboardInterrupt
+        interrupt_once_at(self.log, INTERRUPT_AT, self.marker)
 
 
 def _train(serialization_dir: str, log: str, marker: str, *extra: str) -> None:

@@ -23,12 +23,13 @@ from tests.lm.conftest import TINY_BILM
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files
+from tests.training.batch_callbacks import TrainedBatchCallback, interrupt_once_at
 
 SENTENCES = "fixtures/lm/sentences.txt"
 
 
 @TrainerCallback.register("test_interrupt_after")
-class InterruptAfter(TrainerCallback):
+class InterruptAfter(TrainedBatchCallback):
     """Logs each trained batch (epoch, number, digests of its data, of its loss and of the
     weights after it) and raises KeyboardInterrupt (what Ctrl-C raises) after the
     `interrupt_after`-th of the whole run, once (the `marker` file remembers it across the
@@ -40,33 +41,13 @@ class InterruptAfter(TrainerCallback):
         super().__init__(serialization_dir)
         self.log, self.interrupt_after, self.marker = log, interrupt_after, marker
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs,
-        batch_outputs,
-        batch_metrics,
-        epoch,
-        batch_number,
-        is_training,
-        is_primary=True,
-        batch_grad_norm=None,
-        **kwargs,
-    ) -> None:
-        if not is_training:
-            return
+    def on_trained_batch(self, trainer, batch_inputs, batch_outputs, epoch, batch_number) -> None:
         data = sum(float(t.float().sum()) for t in _tensors(batch_inputs))
         weights = sum(float(p.detach().double().sum()) for p in trainer.model.parameters())
         with open(self.log, "a") as log:
             loss = float(batch_outputs[0]["loss"].detach())
             log.write(f"{epoch} {batch_number} {data} {loss!r} {weights!r}\n")
-        if (
-            self.interrupt_after
-            and not os.path.exists(self.marker)
-            and _lines(self.log) == self.interrupt_after
-        ):
-            Path(self.marker).touch()
-            raise KeyboardInterrupt
+        interrupt_once_at(self.log, self.interrupt_after, self.marker)
 
 
 def _tensors(value: Any) -> List[torch.Tensor]:
@@ -75,10 +56,6 @@ def _tensors(value: Any) -> List[torch.Tensor]:
     if isinstance(value, dict):
         value = list(value.values())
     return [t for v in value for t in _tensors(v)] if isinstance(value, (list, tuple)) else []
-
-
-def _lines(path: str) -> int:
-    return sum(1 for _ in open(path))
 
 
 BILM_TINY = (
