@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from tests.paths import PROJECT_ROOT
+from tests.wheels import build_wheel
 
 PACKAGE_FILES = [
     "setup.cfg",
@@ -64,23 +65,7 @@ def wheel(tmp_path_factory):
             )
         else:
             shutil.copy(PROJECT_ROOT / name, root / "src" / name)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(root / "dist"),
-            str(root / "src"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return next((root / "dist").glob("elmo_plugin-*.whl"))
+    return build_wheel(root / "src", root / "dist")
 
 
 # The README's user install is the current profile's (torch >= 2.6): the allennlp-2.10

@@ -18,6 +18,7 @@ import h5py
 import pytest
 
 from tests.paths import FIXTURES, PROJECT_ROOT
+from tests.wheels import build_wheel
 
 NOT_SOURCES = shutil.ignore_patterns(
     ".git", "build", "runs", "output", ".venv*", "*.egg-info", "__pycache__", "fixtures", "docs"
@@ -50,21 +51,7 @@ def installed(tmp_path_factory):
     """(python, environment, user directory) of a fresh venv with the wheel installed."""
     root = tmp_path_factory.mktemp("wheel")
     shutil.copytree(PROJECT_ROOT, root / "src", ignore=NOT_SOURCES)
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(root / "dist"),
-            str(root / "src"),
-        ],
-        cwd=root,
-    )
+    wheel = build_wheel(root / "src", root / "dist")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
     site = subprocess.run(
@@ -74,7 +61,6 @@ def installed(tmp_path_factory):
         check=True,
     ).stdout.strip()
     Path(site, "shared_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    wheel = next((root / "dist").glob("elmo_plugin-*.whl"))
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update(HOME=str(root), OMP_NUM_THREADS="1", PATH=f"{python.parent}:{env['PATH']}")
     # --ignore-installed: the running environment's elmo_plugin is visible and must stay.
