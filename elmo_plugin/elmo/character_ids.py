@@ -1,13 +1,13 @@
 """
 Tokenised sentences to the character ids ELMo reads: the same tensor as AllenNLP's
-`allennlp.modules.elmo.batch_to_ids`, about 30x faster with an empty table, 50-60x once its
-words are known (1,024 Wikipedia sentences, 28,550 tokens, batches of 32 and 256: AllenNLP's
-0.71-0.91 s, ours 22-29 ms, then 14 ms; one thread of an AMD EPYC, Zen 5;
-`tests/elmo/test_character_ids.py` checks 10x).
+`allennlp.modules.elmo.batch_to_ids`, 35x faster with an empty table, 62-70x once its words
+are known (`benchmarks/character_ids_speed.py`: 1,024 Wikipedia sentences, 28,550 tokens,
+batches of 32 and 256, AllenNLP's 337-447 ms against 10-13 ms, then 6 ms; one thread of an
+AMD EPYC, Zen 5; `tests/elmo/test_character_ids.py` checks 10x).
 
 AllenNLP builds an `Instance` with a `TextField` a sentence, indexes them and pads them as a
 `Batch`: Python work for every character of every token, every time. A frozen biLM on a GPU
-runs that 1,024-sentence pass in about half a second (docs/performance.md), so AllenNLP's
+runs that 1,024-sentence pass in 0.6-0.7 s (docs/performance.md), so AllenNLP's
 conversion alone would bound any speed-up of the biLM itself. Here each distinct word is
 encoded once, its UTF-8 bytes laid out by numpy, into a row of a table that remembers up to
 `max_words` words; a batch is one dictionary lookup a token and one gather.

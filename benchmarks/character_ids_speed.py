@@ -1,0 +1,72 @@
+"""
+Words to character ids: our `elmo_plugin.elmo.batch_to_ids` against AllenNLP's
+`allennlp.modules.elmo.batch_to_ids`, on the first `--sentences` sentences of
+../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz, in batches of 32 and 256, one
+thread. Ours runs with an empty word table ("cold", a new `CharacterIdTable` each pass) and
+with the table holding the words already ("warm"); the three alternate, `--runs` times, and
+the medians and ratios are printed. The outputs are checked equal first.
+
+    python benchmarks/character_ids_speed.py
+"""
+
+import argparse
+import statistics
+import time
+from typing import Callable, Dict, List
+
+from common import header, read_sentences, shared_data
+
+
+def cpu_model() -> str:
+    with open("/proc/cpuinfo") as cpuinfo:
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")]
+    return names[0] if names else "unknown CPU"
+
+
+def one_pass(convert: Callable, sentences: List[List[str]], batch_size: int) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(sentences), batch_size):
+        convert(sentences[i : i + batch_size])
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sentences", type=int, default=1024)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+
+    import torch
+    from allennlp.modules.elmo import batch_to_ids as allennlp_batch_to_ids
+
+    from elmo_plugin.elmo import CharacterIdTable
+
+    torch.set_num_threads(1)
+    path = shared_data("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+    sentences = read_sentences(path, args.sentences)
+    tokens = sum(len(sentence) for sentence in sentences)
+    print(f"{header('cpu', '1')}; CPU {cpu_model()}")
+    print(f"{len(sentences)} sentences, {tokens} tokens, from {path}; medians of {args.runs}")
+    print("| batch | AllenNLP | ours, empty table | ours, words known |")
+    print("|---|---|---|---|")
+    for batch_size in (32, 256):
+        check = sentences[:batch_size]
+        assert torch.equal(CharacterIdTable().batch_to_ids(check), allennlp_batch_to_ids(check))
+        warm = CharacterIdTable()
+        one_pass(warm.batch_to_ids, sentences, batch_size)
+        times: Dict[str, List[float]] = {"allennlp": [], "cold": [], "warm": []}
+        for _ in range(args.runs):
+            times["allennlp"].append(one_pass(allennlp_batch_to_ids, sentences, batch_size))
+            times["cold"].append(one_pass(CharacterIdTable().batch_to_ids, sentences, batch_size))
+            times["warm"].append(one_pass(warm.batch_to_ids, sentences, batch_size))
+        median = {name: statistics.median(values) for name, values in times.items()}
+        theirs = median["allennlp"]
+        print(
+            f"| {batch_size} | {theirs * 1000:.0f} ms | "
+            f"{median['cold'] * 1000:.1f} ms ({theirs / median['cold']:.0f}x) | "
+            f"{median['warm'] * 1000:.1f} ms ({theirs / median['warm']:.0f}x) |"
+        )
+
+
+if __name__ == "__main__":
+    main()
