@@ -2,8 +2,10 @@
 A task's text as a language-model corpus, for adapting the biLM to it (Peters et al. 2018,
 appendix A.1: the biLM trained further on the task's training sentences, labels discarded).
 
-Reads a split with the task's own dataset reader (its baseline config's), so the sentences are
-tokenised as the task model sees them, and writes every distinct text field (a sentence, a
+Reads a split with the task's own dataset reader (its baseline config's; its
+`validation_dataset_reader` where it has one, which reads whole sentences where training reads
+parts of them, as SST-5's labelled phrases), so the sentences are tokenised as the task model
+sees them, and writes every distinct text field (a sentence, a
 premise, a question, a passage) once, in reading order, its tokens separated by spaces: the
 format of the `bilm_corpus` reader.
 
@@ -46,7 +48,11 @@ def split_path(task: Task, split: str) -> str:
 
 def task_reader(task: Task) -> DatasetReader:
     import_module_and_submodules("elmo_plugin")
-    params = Params(task.config_value("baseline", "dataset_reader"))
+    try:
+        reader = task.config_value("baseline", "validation_dataset_reader")
+    except KeyError:
+        reader = task.config_value("baseline", "dataset_reader")
+    params = Params(reader)
     return DatasetReader.from_params(params)
 
 

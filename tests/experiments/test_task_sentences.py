@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from tests.fields import tokens_of
 from tests.paths import PROJECT_ROOT
@@ -49,6 +50,15 @@ def test_snli_gives_premises_and_hypotheses_once_each(tmp_path):
     premises = {pair["sentence1"] for pair in pairs}
     assert len(sentences) == len(set(sentences))
     assert len(sentences) == len(premises | {pair["sentence2"] for pair in pairs})
+
+
+def test_sst_gives_the_sentences_not_the_phrases_it_trains_on(tmp_path):
+    fixture = PROJECT_ROOT / "fixtures/sst/train.txt"
+    sentences = task_sentences("sst", str(fixture), tmp_path / "sst.txt")
+    roots = [tokens_of(i, "tokens") for i in SstTreesReader(use_subtrees=False).read(fixture)]
+    phrases = list(SstTreesReader(use_subtrees=True).read(fixture))
+    assert len(phrases) > len(sentences) > 1
+    assert sentences == list(dict.fromkeys(" ".join(t.ensure_text() for t in r) for r in roots))
 
 
 def test_a_task_without_the_split_says_so(tmp_path):

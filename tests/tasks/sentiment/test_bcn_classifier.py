@@ -27,7 +27,7 @@ from tests.tasks.sentiment.sst_small_overrides import (
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files
 
 CONFIGS = TRAINING_CONFIGS / "sentiment"
-ELMO_CONFIG = CONFIGS / "sst_elmo.jsonnet"
+ELMO_CONFIG = CONFIGS / "sst_elmo_input_output.jsonnet"  # ELMo at both places
 ELMO_DIM = 32  # the fixture biLM's
 SMALL_WITH_FIXTURE_BILM = {**SMALL, **bilm_files("model.elmo", FIXTURE_BILM)}
 LABELS = ["0", "1", "2", "3", "4"]

@@ -1,5 +1,5 @@
 """ModelTestCase invariants of `bcn_classifier` as the SST configs build it: without ELMo and
-with ELMo at the input and the integrator's output."""
+with ELMo at the input, and at the input and the integrator's output."""
 
 import elmo_plugin.tasks.sentiment  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
@@ -27,3 +27,7 @@ class TestSstElmoInvariants(TestSstBaselineInvariants):
     config = "sentiment/sst_elmo.jsonnet"
     overrides = {**SMALL, **UNSHUFFLED_BUCKETS, **SENTENCES, **bilm_files(ELMO, FIXTURE_BILM)}
     elmo_modules = (ELMO,)
+
+
+class TestSstElmoInputOutputInvariants(TestSstElmoInvariants):
+    config = "sentiment/sst_elmo_input_output.jsonnet"

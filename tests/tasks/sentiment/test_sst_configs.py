@@ -1,5 +1,5 @@
 """
-Both SST configs train one epoch on the fixtures (through `train_model_from_file`, what
+The SST configs train one epoch on the fixtures (through `train_model_from_file`, what
 `allennlp train` runs, with the shipped biLM), with the sizes shrunk; `allennlp predict` and the
 predictor then run on an archive, from outside the clone.
 """
@@ -29,7 +29,7 @@ from tests.tasks.training_helpers import trained_once
 
 CONFIGS = TRAINING_CONFIGS / "sentiment"
 LABELS = {"0", "1", "2", "3", "4"}
-NUM_ELMO_PLACES = {"sst_baseline": 0, "sst_elmo": 2}
+NUM_ELMO_PLACES = {"sst_baseline": 0, "sst_elmo": 1, "sst_elmo_input_output": 2}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,8 @@ def test_config_trains_one_epoch_and_evaluates_on_the_test_roots(trained, name):
     model = load_archive(str(trained(name) / "model.tar.gz")).model
     assert isinstance(model, BcnClassifier)
     places = model._elmo_places
-    assert (places.use_input_elmo, places.use_output_elmo) == ((name == "sst_elmo",) * 2)
+    expected = (name != "sst_baseline", name == "sst_elmo_input_output")
+    assert (places.use_input_elmo, places.use_output_elmo) == expected
 
 
 def test_allennlp_predict_on_the_archive(trained, tmp_path):
