@@ -58,11 +58,12 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   },
 
   // The `elmo` TokenEmbedder. `cache: true` remembers the frozen biLM's activations per
-  // sentence, so epochs after the first run at close to baseline speed. `compute_dtype` null
-  // leaves the embedder's default (float32).
+  // sentence, so epochs after the first run at close to baseline speed, when `cache_mb` holds
+  // the training text's activations. `compute_dtype` null leaves the embedder's default
+  // (float32).
   embedder(num_output_representations=1, requires_grad=false, dropout=0.5,
            do_layer_norm=false, cache=true, scalar_mix_parameters=null,
-           compute_dtype=null):: self.common_settings + {
+           compute_dtype=null, cache_mb=4096):: self.common_settings + {
     type: "elmo",
     num_output_representations: num_output_representations,
     requires_grad: requires_grad,
@@ -70,16 +71,17 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
     do_layer_norm: do_layer_norm,
     [if scalar_mix_parameters != null then "scalar_mix_parameters"]: scalar_mix_parameters,
     [if compute_dtype != null then "compute_dtype"]: compute_dtype,
-    [if cache && !requires_grad then "activation_cache"]: { max_memory_mb: 4096 },
+    [if cache && !requires_grad then "activation_cache"]: { max_memory_mb: cache_mb },
   },
 
   // The same settings for a model parameter of type `Elmo` (ELMo at a model's input and
   // output: `num_output_representations: 2`).
   module(num_output_representations=2, requires_grad=false, dropout=0.5,
-         do_layer_norm=false, cache=true, scalar_mix_parameters=null, compute_dtype=null)::
+         do_layer_norm=false, cache=true, scalar_mix_parameters=null, compute_dtype=null,
+         cache_mb=4096)::
     std.mergePatch(
       self.embedder(num_output_representations, requires_grad, dropout, do_layer_norm, cache,
-                    scalar_mix_parameters, compute_dtype),
+                    scalar_mix_parameters, compute_dtype, cache_mb),
       { type: null }
     ),
 
