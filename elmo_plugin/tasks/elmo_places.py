@@ -8,6 +8,7 @@ from typing import NamedTuple, Optional
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors
+from allennlp.nn.util import get_text_field_mask
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, Elmo
 
@@ -76,21 +77,50 @@ class ElmoPlaces:
         """The size ELMo adds at the output: the ELMo size with `use_output_elmo`, else 0."""
         return self._elmo_dim if self._use_output_elmo else 0
 
-    def __call__(self, text: TextFieldTensors) -> PlacedElmo:
+    def __call__(
+        self,
+        text: TextFieldTensors,
+        context: Optional[TextFieldTensors] = None,
+        spans: Optional[torch.Tensor] = None,
+    ) -> PlacedElmo:
+        """
+        ELMo of `text`, or with `context` and `spans`, ELMo of each `context` (e.g. a phrase's
+        sentence) cut to the rows of its `(start, end)` span (inclusive, as a `SpanField`'s),
+        which are the `text`'s tokens; rows past a span are zero.
+        """
         other_indexers = {key: value for key, value in text.items() if key != ELMO_INDEXER_KEY}
         if self._elmo is None:
             return PlacedElmo(other_indexers, None, None)
-        if ELMO_INDEXER_KEY not in text:
+        source = text if context is None else context
+        if ELMO_INDEXER_KEY not in source:
             raise ConfigurationError(
                 f"{self._model_name} has an elmo module but the text field has no "
                 f'"{ELMO_INDEXER_KEY}" token indexer (an "elmo_characters" indexer under the key '
-                f'"{ELMO_INDEXER_KEY}"); it has {sorted(text)}'
+                f'"{ELMO_INDEXER_KEY}"); it has {sorted(source)}'
             )
-        character_ids = text[ELMO_INDEXER_KEY]["elmo_tokens"]
+        character_ids = source[ELMO_INDEXER_KEY]["elmo_tokens"]
         representations = iter(self._elmo(character_ids)["elmo_representations"])
+        if context is not None:
+            if spans is None:
+                raise ValueError(f"{self._model_name}: an ELMo context needs its spans")
+            num_tokens = get_text_field_mask(text).size(1)
+            representations = iter([span_rows(r, spans, num_tokens) for r in representations])
         input_elmo = next(representations) if self._use_input_elmo else None
         output_elmo = next(representations) if self._use_output_elmo else None
         return PlacedElmo(other_indexers, input_elmo, output_elmo)
+
+
+def span_rows(sequence: torch.Tensor, spans: torch.Tensor, num_rows: int) -> torch.Tensor:
+    """
+    The rows of each `(batch_size, length, dim)` `sequence` from its span's start, `num_rows`
+    of them, zero past the span's end (inclusive): `(batch_size, num_rows, dim)`.
+    """
+    starts, ends = spans[:, :1], spans[:, 1:]
+    positions = starts + torch.arange(num_rows, device=spans.device).unsqueeze(0)
+    inside = positions <= ends
+    indices = positions.clamp(max=sequence.size(1) - 1)
+    rows = sequence.gather(1, indices.unsqueeze(-1).expand(-1, -1, sequence.size(-1)))
+    return rows * inside.unsqueeze(-1).to(rows.dtype)
 
 
 def _check_places(

@@ -47,6 +47,10 @@ local optimizer = import "../common/optimizer.libsonnet";
   // others: about 6 GB in float32 (1.31 M words and 2 boundary tokens a phrase, 3 layers of
   // 256); the shared blocks' 4096 MB would hold two thirds and recompute the rest each epoch.
   elmo_cache_mb:: 8192,
+  // Each training phrase's ELMo taken from its sentence's (sst_trees' `phrases_in_context`):
+  // the representations testing sees, and the biLM runs once a sentence. false: ELMo of the
+  // phrase alone, as AllenNLP's BCN + ELMo config has it.
+  elmo_phrases_in_context:: true,
   word_dim:: 100,
   pre_encode_dim:: 100,
   hidden_dim:: 64,
@@ -61,11 +65,13 @@ local optimizer = import "../common/optimizer.libsonnet";
   // No input sizes (`input_size` of the biLSTMs, `input_dim` of the feedforward and the
   // maxout layers): the model sets them.
   local bilstm(hidden_size) = { type: "lstm", hidden_size: hidden_size, bidirectional: true },
+  local in_context = uses_elmo && self.use_subtrees && self.elmo_phrases_in_context,
   local reader(use_subtrees) = {
     type: "sst_trees",
     granularity: "5-class",
     use_subtrees: use_subtrees,
     token_indexers: embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {}),
+    [if use_subtrees && in_context then "phrases_in_context"]: true,
   },
 
   dataset_reader: reader($.use_subtrees),
@@ -111,7 +117,9 @@ local optimizer = import "../common/optimizer.libsonnet";
     },
     [if uses_elmo then "regularizer"]: elmo.regularizer($.elmo_regularization),
   },
-  data_loader: optimizer.data_loader($.batch_size),
+  // Buckets by the phrase's length, not its sentence's (the longest field, AllenNLP's guess).
+  data_loader: optimizer.data_loader($.batch_size)
+               + (if in_context then { batch_sampler+: { sorting_keys: ["tokens"] } } else {}),
   trainer: optimizer.trainer(num_epochs=$.num_epochs, lr=$.lr, patience=3,
                              validation_metric="+accuracy", grad_norm=5.0),
 }

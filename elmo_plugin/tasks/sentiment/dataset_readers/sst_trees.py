@@ -15,12 +15,13 @@ from typing import (
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
-from allennlp.data.fields import Field, LabelField, MetadataField, TextField
+from allennlp.data.fields import Field, LabelField, MetadataField, SpanField, TextField
 from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
+from elmo_plugin.elmo import ELMO_INDEXER_KEY
 from elmo_plugin.text_files import quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
@@ -128,9 +129,9 @@ class SstTreesReader(DatasetReader):
     `-RRB-`, `\\/`, `\\*`) are undone (`unescape_ptb`), so the words are what a user types to
     the predictor (the shipped biLM's vocabulary has `(`, not `-LRB-`); a leaf is one word even
     with a no-break space in it (`2\\xa01\\/2`, which nltk splits in two); an over-long
-    sentence is cut with a warning; the tree is parsed without recursion (no nltk); and
+    sentence is cut with a warning; the tree is parsed without recursion (no nltk);
     `text_to_instance` takes strings or `Token`s with an optional label, as the predictor
-    needs.
+    needs; and `phrases_in_context` gives ELMo each phrase inside its sentence.
 
     Registered as a `DatasetReader` with name "sst_trees".
 
@@ -150,6 +151,15 @@ class SstTreesReader(DatasetReader):
     max_sentence_length : `int`, optional (default = `512`)
         A longer sentence (or phrase) is cut to its first this many words, with a warning
         naming the file and line. `None` keeps every sentence whole.
+    phrases_in_context : `bool`, optional (default = `False`)
+        With `use_subtrees`, the ELMo ids of each phrase are those of its whole sentence: the
+        token indexer under the key `"elmo"` indexes a `TextField` "elmo_context" (the
+        sentence) instead of "tokens", and a `SpanField` "phrase_span" says where the phrase
+        is in it (`bcn_classifier` takes the phrase's rows of ELMo's output there). Why: a
+        model trained on phrases is tested on sentences, and a biLM gives a word in a
+        three-word phrase another representation than in its sentence; in context, training
+        sees the representations testing does. The biLM also runs once a sentence, not once a
+        phrase, so the activation cache holds 8,544 sentences instead of 318,582 phrases.
     """
 
     def __init__(
@@ -160,6 +170,7 @@ class SstTreesReader(DatasetReader):
         unescape_ptb: bool = True,
         label_namespace: str = "labels",
         max_sentence_length: Optional[int] = DEFAULT_MAX_SENTENCE_LENGTH,
+        phrases_in_context: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -176,6 +187,12 @@ class SstTreesReader(DatasetReader):
         self.unescape_ptb = unescape_ptb
         self._label_namespace = label_namespace
         self.max_sentence_length = check_max_length(max_sentence_length, "max_sentence_length")
+        if phrases_in_context and ELMO_INDEXER_KEY not in self._token_indexers:
+            raise ConfigurationError(
+                f"sst_trees: phrases_in_context needs an ELMo token indexer under the key "
+                f"{ELMO_INDEXER_KEY!r}; the token_indexers are {sorted(self._token_indexers)}"
+            )
+        self.phrases_in_context = phrases_in_context and use_subtrees
 
     @overrides
     def _read(self, file_path: str) -> Iterator[Instance]:
@@ -191,7 +208,21 @@ class SstTreesReader(DatasetReader):
                 kept = truncate_long(
                     words[phrase.start : phrase.end], self.max_sentence_length, where
                 )
-                yield self._instance(kept, label)
+                instance = self._instance(kept, label)
+                if self.phrases_in_context:
+                    self._add_context(instance, words, phrase.start, len(kept))
+                yield instance
+
+    def _add_context(self, instance: Instance, words: List[str], start: int, length: int) -> None:
+        """Adds the sentence `words` around the phrase `words[start:start + length]`: a window
+        of at most `max_sentence_length` words that holds the phrase."""
+        limit = self.max_sentence_length or len(words)
+        begin = max(0, min(start, len(words) - limit))
+        context = TextField([Token(word) for word in words[begin : begin + limit]])
+        instance.add_field("elmo_context", context)
+        instance.add_field(
+            "phrase_span", SpanField(start - begin, start - begin + length - 1, context)
+        )
 
     def _trees(self, file_path: str) -> Iterable[Tuple[int, List[str], List[Phrase]]]:
         for line_number, line in enumerate(text_lines(file_path), start=1):
@@ -246,4 +277,12 @@ class SstTreesReader(DatasetReader):
 
     @overrides
     def apply_token_indexers(self, instance: Instance) -> None:
-        cast(TextField, instance["tokens"]).token_indexers = self._token_indexers
+        if "elmo_context" not in instance.fields:
+            cast(TextField, instance["tokens"]).token_indexers = self._token_indexers
+            return
+        indexers = dict(self._token_indexers)
+        elmo_indexer = indexers.pop(ELMO_INDEXER_KEY)
+        cast(TextField, instance["tokens"]).token_indexers = indexers
+        cast(TextField, instance["elmo_context"]).token_indexers = {
+            ELMO_INDEXER_KEY: elmo_indexer
+        }

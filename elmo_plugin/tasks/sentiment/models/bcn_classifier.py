@@ -50,6 +50,9 @@ class BcnClassifier(Model):
       (top-3) is left out.
     - A `text_field_embedder` with no token embedders is allowed only with ELMo at the input
       (ELMo alone), as in `bcn`.
+    - Phrases in context: given `elmo_context` and `phrase_span` (`sst_trees`'
+      `phrases_in_context`), ELMo runs on the phrase's sentence and the phrase's rows of it
+      are the phrase's ELMo, as a sentence's are at test time.
 
     Registered as a `Model` with name "bcn_classifier".
 
@@ -158,15 +161,23 @@ class BcnClassifier(Model):
         tokens: TextFieldTensors,
         label: Optional[torch.IntTensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
+        elmo_context: Optional[TextFieldTensors] = None,
+        phrase_span: Optional[torch.LongTensor] = None,
     ) -> Dict[str, torch.Tensor]:
         """
+        # Parameters
+
+        elmo_context : `TextFieldTensors`, optional
+            The ELMo ids of each phrase's sentence; ELMo of the phrase is then its
+            `phrase_span` `(batch_size, 2)` (inclusive) of ELMo of the sentence.
+
         # Returns
 
         `logits` and `class_probabilities` `(batch_size, num_labels)`, `loss` when `label` is
         given, and the `tokens` (words) when `metadata` is.
         """
         mask = get_text_field_mask(tokens)
-        elmo = self._elmo_places(tokens)
+        elmo = self._elmo_places(tokens, elmo_context, phrase_span)
         pieces = []
         if elmo.text:
             pieces.append(embed_in_float32(self._text_field_embedder, elmo.text))
