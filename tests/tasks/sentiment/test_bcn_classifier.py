@@ -14,6 +14,7 @@ from allennlp.models import Model
 
 import elmo_plugin.tasks.sentiment  # noqa: F401
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.tasks.elmo_places import span_rows
 from elmo_plugin.tasks.sentiment.models import BcnClassifier
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import (
@@ -154,3 +155,53 @@ def test_sizes_given_in_the_config_must_match_the_model(module, size_key, right)
     assert_input_size_must_match(
         ELMO_CONFIG, SMALL_WITH_FIXTURE_BILM, vocab, module, size_key, right
     )
+
+
+def test_a_phrase_in_context_gets_its_rows_of_its_sentences_elmo(tmp_path):
+    path = tmp_path / "tree.txt"
+    path.write_text("(3 (2 It) (4 (3 (2 a) (4 (3 lovely) (2 film))) (2 .)))\n")
+    indexers = {"tokens": SingleIdTokenIndexer(), "elmo": ELMoTokenCharactersIndexer()}
+    in_context = list(
+        SstTreesReader(indexers, use_subtrees=True, phrases_in_context=True).read(path)
+    )
+    alone = list(SstTreesReader(indexers, use_subtrees=True).read(path))
+    vocab = Vocabulary.from_instances(alone)
+    model = model_from(ELMO_CONFIG, vocab).eval()
+
+    def tensors_of(instances):
+        batch = Batch(instances)
+        batch.index_instances(vocab)
+        return batch.as_tensor_dict()
+
+    with torch.no_grad():
+        context_tensors = tensors_of(in_context)
+        places = model._elmo_places
+        elmo_in_context = places(
+            context_tensors["tokens"],
+            context_tensors["elmo_context"],
+            context_tensors["phrase_span"],
+        )
+        elmo_alone = places(tensors_of(alone)["tokens"])
+    for elmo_of_context, elmo_of_phrase in [
+        (elmo_in_context.input, elmo_alone.input),
+        (elmo_in_context.output, elmo_alone.output),
+    ]:
+        assert elmo_of_context is not None and elmo_of_phrase is not None
+        sentence = elmo_of_phrase[0]  # the root is the whole sentence, in context or not
+        for row, (start, end) in enumerate(context_tensors["phrase_span"].tolist()):
+            length = end - start + 1
+            assert torch.allclose(
+                elmo_of_context[row, :length], sentence[start : end + 1], atol=1e-6
+            )
+            assert not elmo_of_context[row, length:].any()
+        # "lovely film" alone is not "lovely film" in its sentence
+        assert not torch.allclose(elmo_of_phrase[5, :2], elmo_of_context[5, :2], atol=1e-3)
+    output = model.train()(**context_tensors)
+    output["loss"].backward()
+    assert output["logits"].shape == (len(in_context), vocab.get_vocab_size("labels"))
+
+
+def test_span_rows_takes_each_span_and_zeroes_past_its_end():
+    sequence = torch.arange(2 * 4 * 1, dtype=torch.float).view(2, 4, 1)
+    rows = span_rows(sequence, torch.tensor([[1, 2], [3, 3]]), num_rows=3)
+    assert rows.squeeze(-1).tolist() == [[1.0, 2.0, 0.0], [7.0, 0.0, 0.0]]

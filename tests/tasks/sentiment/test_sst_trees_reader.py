@@ -4,7 +4,7 @@ from typing import Any, Dict
 import pytest
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
-from allennlp.data.fields import LabelField
+from allennlp.data.fields import LabelField, SpanField, TextField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
@@ -153,6 +153,61 @@ def test_elmo_characters_index_the_words():
     longest = max(len(i["tokens"]) for i in instances)
     assert tensors["tokens"]["elmo"]["elmo_tokens"].shape == (5, longest, 50)
     assert tensors["label"].shape == (5,)
+
+
+def elmo_reader(**kwargs) -> SstTreesReader:
+    indexers = {"tokens": SingleIdTokenIndexer(), "elmo": ELMoTokenCharactersIndexer()}
+    return SstTreesReader(token_indexers=indexers, use_subtrees=True, **kwargs)
+
+
+def context_words(instance):
+    return [token.text for token in field_of(instance, "elmo_context", TextField).tokens]
+
+
+def span_of(instance):
+    span = field_of(instance, "phrase_span", SpanField)
+    return span.span_start, span.span_end
+
+
+def indexer_keys(instance, field):
+    return set(field_of(instance, field, TextField)._token_indexers or {})
+
+
+def test_phrases_in_context_give_each_phrase_its_sentence_and_where_it_is(tmp_path):
+    reader = elmo_reader(phrases_in_context=True)
+    instances = list(reader.read(write(tmp_path, TREE + "\n")))
+    sentence = "It a lovely film .".split()
+    for instance in instances:
+        start, end = span_of(instance)
+        assert context_words(instance) == sentence
+        assert sentence[start : end + 1] == words(instance)
+    assert span_of(instances[5]) == (2, 3)
+    # One field a sentence: a copy a phrase took 18 GB for SST's training phrases.
+    assert all(i["elmo_context"] is instances[0]["elmo_context"] for i in instances)
+    # ELMo's ids index the sentence only; the phrase keeps the other indexers.
+    reader.apply_token_indexers(instances[5])
+    assert indexer_keys(instances[5], "tokens") == {"tokens"}
+    assert indexer_keys(instances[5], "elmo_context") == {"elmo"}
+    # Without subtrees (dev and test), sentences are read as before.
+    assert "elmo_context" not in next(iter(SstTreesReader().read(write(tmp_path, TREE))))
+
+
+def test_a_phrase_of_an_over_long_sentence_gets_a_window_that_holds_it(tmp_path):
+    long_tree = "(2 " + " ".join(f"(2 w{i})" for i in range(20)) + ")"
+    instances = list(
+        elmo_reader(phrases_in_context=True, max_sentence_length=8).read(
+            write(tmp_path, long_tree + "\n")
+        )
+    )
+    last_word = instances[-1]  # w19
+    assert context_words(last_word) == [f"w{i}" for i in range(12, 20)]
+    assert span_of(last_word) == (7, 7)
+    assert context_words(instances[1]) == [f"w{i}" for i in range(8)]  # w0
+
+
+def test_phrases_in_context_need_the_elmo_indexer():
+    with pytest.raises(ConfigurationError, match="phrases_in_context needs an ELMo token indexer"):
+        SstTreesReader(use_subtrees=True, phrases_in_context=True)
 
 
 def test_reads_the_shared_splits(shared_data):

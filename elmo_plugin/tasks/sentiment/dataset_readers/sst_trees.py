@@ -200,6 +200,7 @@ class SstTreesReader(DatasetReader):
         logger.info("Reading SST trees from %s", file_path)
         trees = require_some(self._trees(file_path), file_path, "trees")
         for line_number, words, phrases in self.shard_iterable(trees):
+            contexts: Dict[int, TextField] = {}  # the sentence's windows, by first word
             for phrase in phrases if self.use_subtrees else phrases[:1]:
                 label = self._labels[phrase.label]
                 if label is None:
@@ -210,18 +211,28 @@ class SstTreesReader(DatasetReader):
                 )
                 instance = self._instance(kept, label)
                 if self.phrases_in_context:
-                    self._add_context(instance, words, phrase.start, len(kept))
+                    self._add_context(instance, words, phrase.start, len(kept), contexts)
                 yield instance
 
-    def _add_context(self, instance: Instance, words: List[str], start: int, length: int) -> None:
+    def _add_context(
+        self,
+        instance: Instance,
+        words: List[str],
+        start: int,
+        length: int,
+        contexts: Dict[int, TextField],
+    ) -> None:
         """Adds the sentence `words` around the phrase `words[start:start + length]`: a window
-        of at most `max_sentence_length` words that holds the phrase."""
+        of at most `max_sentence_length` words that holds the phrase. The phrases of a window
+        share its field, `contexts[first word]`: one copy of its ELMo ids, not one a phrase
+        (a copy a phrase took 18 GB for SST's training phrases)."""
         limit = self.max_sentence_length or len(words)
         begin = max(0, min(start, len(words) - limit))
-        context = TextField([Token(word) for word in words[begin : begin + limit]])
-        instance.add_field("elmo_context", context)
+        if begin not in contexts:
+            contexts[begin] = TextField([Token(word) for word in words[begin : begin + limit]])
+        instance.add_field("elmo_context", contexts[begin])
         instance.add_field(
-            "phrase_span", SpanField(start - begin, start - begin + length - 1, context)
+            "phrase_span", SpanField(start - begin, start - begin + length - 1, contexts[begin])
         )
 
     def _trees(self, file_path: str) -> Iterable[Tuple[int, List[str], List[Phrase]]]:
@@ -283,6 +294,4 @@ class SstTreesReader(DatasetReader):
         indexers = dict(self._token_indexers)
         elmo_indexer = indexers.pop(ELMO_INDEXER_KEY)
         cast(TextField, instance["tokens"]).token_indexers = indexers
-        cast(TextField, instance["elmo_context"]).token_indexers = {
-            ELMO_INDEXER_KEY: elmo_indexer
-        }
+        cast(TextField, instance["elmo_context"]).token_indexers = {ELMO_INDEXER_KEY: elmo_indexer}
