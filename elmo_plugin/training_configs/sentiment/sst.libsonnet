@@ -43,9 +43,10 @@ local optimizer = import "../common/optimizer.libsonnet";
   elmo_scalar_mix_parameters:: null,
   // "bfloat16" runs the biLM's products in bfloat16; null: the module's default, float32.
   elmo_compute_dtype:: null,
-  // The frozen biLM's activations of every training phrase, kept from the first epoch for the
-  // others: about 6 GB in float32 (1.31 M words and 2 boundary tokens a phrase, 3 layers of
-  // 256); the shared blocks' 4096 MB would hold two thirds and recompute the rest each epoch.
+  // The frozen biLM's activations, kept from the first epoch for the others: with phrases in
+  // context, the 8,544 training sentences' (about 0.6 GB in float32); without, every phrase's
+  // (about 6 GB: 1.31 M words and 2 boundary tokens a phrase, 3 layers of 256), of which the
+  // shared blocks' 4096 MB would hold two thirds and recompute the rest each epoch.
   elmo_cache_mb:: 8192,
   // Each training phrase's ELMo taken from its sentence's (sst_trees' `phrases_in_context`):
   // the representations testing sees, and the biLM runs once a sentence. false: ELMo of the
