@@ -14,13 +14,7 @@ import statistics
 import time
 from typing import Callable, Dict, List
 
-from common import header, read_sentences, shared_data
-
-
-def cpu_model() -> str:
-    with open("/proc/cpuinfo") as cpuinfo:
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")]
-    return names[0] if names else "unknown CPU"
+from common import cpu_model, header, read_sentences, shared_data
 
 
 def one_pass(convert: Callable, sentences: List[List[str]], batch_size: int) -> float:

@@ -63,6 +63,13 @@ def write_random_bilm(size: str, directory: str) -> Tuple[str, str]:
     return os.path.join(directory, "options.json"), os.path.join(directory, "weights.hdf5")
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, to stand beside every CPU speed figure."""
+    with open("/proc/cpuinfo") as cpuinfo:
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")]
+    return names[0] if names else "unknown CPU"
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory (Linux reports kilobytes)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
