@@ -182,7 +182,7 @@ def test_phrases_in_context_give_each_phrase_its_sentence_and_where_it_is(tmp_pa
         assert context_words(instance) == sentence
         assert sentence[start : end + 1] == words(instance)
     assert span_of(instances[5]) == (2, 3)
-    # One field a sentence: a copy a phrase took 18 GB for SST's training phrases.
+    # One field a sentence: a copy a phrase took 16.7 GB for SST's training phrases.
     assert all(i["elmo_context"] is instances[0]["elmo_context"] for i in instances)
     # ELMo's ids index the sentence only; the phrase keeps the other indexers.
     reader.apply_token_indexers(instances[5])

@@ -225,7 +225,7 @@ class SstTreesReader(DatasetReader):
         """Adds the sentence `words` around the phrase `words[start:start + length]`: a window
         of at most `max_sentence_length` words that holds the phrase. The phrases of a window
         share its field, `contexts[first word]`: one copy of its ELMo ids, not one a phrase
-        (a copy a phrase took 18 GB for SST's training phrases)."""
+        (a copy a phrase took 16.7 GB for SST's training phrases)."""
         limit = self.max_sentence_length or len(words)
         begin = max(0, min(start, len(words) - limit))
         if begin not in contexts:
