@@ -19,7 +19,8 @@
 // Training is on the labelled phrases, as AllenNLP's config does (318,582 from the 8,544
 // training sentences, 1.31 M words: an epoch is about 8 sentence-level ones), validation and
 // test on the sentences (root labels); `use_subtrees:: false` trains on the sentences alone
-// (docs/sentiment.md compares the two).
+// (docs/sentiment.md compares the two). Not in AllenNLP's config: each training phrase's ELMo
+// is its rows of ELMo of its sentence (`elmo_phrases_in_context`, below).
 //
 // Data paths default to ../shared/data's SST trees (../common/data.libsonnet); override with
 //   allennlp train ... -o '{"train_data_path": "/data/sst/train.txt"}'
