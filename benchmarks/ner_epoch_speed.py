@@ -25,18 +25,16 @@ import json
 import os
 import statistics
 import tempfile
-import time
 from typing import Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common import Params
-from allennlp.data import DatasetReader, Vocabulary
+from allennlp.data import DatasetReader
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.samplers import BucketBatchSampler
-from allennlp.models import Model
 
 import elmo_plugin.tasks.ner  # noqa: F401
-from common import ROOT, header, shared_data, write_random_bilm
+from common import ROOT, header, shared_data, timed_training_epochs, write_random_bilm
 
 CONFIGS = os.path.join(ROOT, "elmo_plugin", "training_configs", "ner")
 FIXTURE_BILM = (
@@ -66,28 +64,7 @@ def timed_epochs(
     loader = MultiProcessDataLoader(
         reader, train, batch_sampler=BucketBatchSampler(batch_size=batch_size)
     )
-    vocabulary = Vocabulary.from_params(params.pop("vocabulary"), instances=loader.iter_instances())
-    loader.index_with(vocabulary)
-    model = Model.from_params(vocab=vocabulary, params=params.pop("model"))
-    trainer = params.pop("trainer")
-    optimizer = torch.optim.Adam(
-        [p for p in model.parameters() if p.requires_grad], lr=trainer["optimizer"]["lr"]
-    )
-    times = []
-    for _ in range(num_epochs):
-        model.train()
-        start, start_cpu = time.perf_counter(), time.process_time()
-        for batch in loader:
-            optimizer.zero_grad()
-            loss = model(**batch)["loss"]
-            penalty = model.get_regularization_penalty()
-            if penalty is not None:
-                loss = loss + penalty
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), trainer["grad_norm"])
-            optimizer.step()
-        times.append((time.process_time() - start_cpu, time.perf_counter() - start))
-    return times
+    return timed_training_epochs(params, loader, num_epochs)
 
 
 def median_epochs(

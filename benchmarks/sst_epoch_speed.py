@@ -19,21 +19,27 @@ import json
 import os
 import statistics
 import tempfile
-import time
 from typing import Any, Dict, List
 
-from common import ROOT, answer, cpu_model, header, peak_rss_mb, run_child, shared_data
+from common import (
+    ROOT,
+    answer,
+    cpu_model,
+    header,
+    peak_rss_mb,
+    run_child,
+    shared_data,
+    timed_training_epochs,
+)
 
 CONFIG = os.path.join(ROOT, "elmo_plugin", "training_configs", "sentiment", "sst_elmo.jsonnet")
 VARIANTS = {"in context": True, "alone": False}
 
 
 def timed_epochs(train: str, in_context: bool, num_epochs: int = 2) -> Dict[str, Any]:
-    import torch
     from allennlp.common import Params
-    from allennlp.data import DatasetReader, Vocabulary
+    from allennlp.data import DatasetReader
     from allennlp.data.data_loaders import MultiProcessDataLoader
-    from allennlp.models import Model
 
     import elmo_plugin.tasks.sentiment  # noqa: F401
 
@@ -42,24 +48,7 @@ def timed_epochs(train: str, in_context: bool, num_epochs: int = 2) -> Dict[str,
     loader = MultiProcessDataLoader.from_params(
         params.pop("data_loader"), reader=reader, data_path=train
     )
-    vocabulary = Vocabulary.from_params(params.pop("vocabulary"), instances=loader.iter_instances())
-    loader.index_with(vocabulary)
-    model = Model.from_params(vocab=vocabulary, params=params.pop("model"))
-    trainer = params.pop("trainer")
-    optimizer = torch.optim.Adam(
-        [p for p in model.parameters() if p.requires_grad], lr=trainer["optimizer"]["lr"]
-    )
-    epochs = []
-    for _ in range(num_epochs):
-        model.train()
-        start, start_cpu = time.perf_counter(), time.process_time()
-        for batch in loader:
-            optimizer.zero_grad()
-            loss = model(**batch)["loss"] + model.get_regularization_penalty()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), trainer["grad_norm"])
-            optimizer.step()
-        epochs.append((time.process_time() - start_cpu, time.perf_counter() - start))
+    epochs = timed_training_epochs(params, loader, num_epochs)
     return {"epochs": epochs, "peak_rss_mb": peak_rss_mb(), "batches": len(loader)}
 
 
