@@ -12,6 +12,6 @@ mkdir -p ../shared "$logs"
 [ -e ../shared/data ] || ln -s "$kit/data" ../shared/data
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 bash "$kit/with_site.sh" python3 -m pytest -q -p no:cacheprovider tests/test_devices.py \
-  tests/elmo/test_fused_lstm_layer.py tests/tasks/test_amp.py tests/lm/test_sampled_softmax.py \
-  tests/lm/test_bilm_language_model.py 2>&1 | tee "$logs/gpu_tests.txt" | tail -25
+  tests/elmo/test_fused_lstm_layer.py tests/elmo/test_distinct_rows.py tests/elmo/test_character_encoder.py tests/tasks/test_amp.py tests/lm/test_sampled_softmax.py \
+  tests/lm/test_bilm_language_model.py tests/training/test_sparse_gradient_trainer.py 2>&1 | tee "$logs/gpu_tests.txt" | tail -25
 bash "$kit/with_site.sh" python3 benchmarks/gpu_speed.py 2>&1 | grep -v "Warning\|warn(" | tee "$logs/gpu_speed.txt"

@@ -33,6 +33,7 @@ frequency order makes them.
 
 import argparse
 import contextlib
+import gc
 import math
 import os
 import statistics
@@ -92,9 +93,10 @@ def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
     for dtype in ("float32", "bfloat16"):
         ours = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
         runs[dtype] = _ours(ours)
-    graphed = Elmo(options, weights, 1, dropout=0.0, compute_dtype="bfloat16").eval().to(device)
-    graphed.bilm.lstm.cuda_graphs = True
-    runs["bfloat16, graphs"] = _ours(graphed)
+    for dtype in ("float32", "bfloat16"):
+        graphed = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
+        graphed.bilm.lstm.cuda_graphs = True
+        runs[f"{dtype}, graphs"] = _ours(graphed)
     return runs
 
 
@@ -142,10 +144,10 @@ def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> No
         f"\n## Embedding ({len(sentences)} sentences, {tokens} tokens; tokens/s, medians of {runs})"
     )
     print(
-        "| size | batch | AllenNLP | ours float32 | ours bfloat16 | ours bfloat16, CUDA graphs "
-        "| float32 diff | bfloat16 diff |"
+        "| size | batch | AllenNLP | ours float32 | ours float32, CUDA graphs | ours bfloat16 "
+        "| ours bfloat16, CUDA graphs | float32 diff | bfloat16 diff |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for size in sizes:
         with tempfile.TemporaryDirectory() as model_dir:
             write_random_bilm(size, model_dir)
@@ -161,18 +163,49 @@ def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> No
                         times[name].append(elapsed)
                 rate = {n: tokens / statistics.median(t) for n, t in times.items()}
                 base = rate["allennlp"]
+
+                def difference(dtype: str) -> float:  # the larger of the plain and graphed runs'
+                    return max(
+                        relative_difference(firsts["allennlp"], firsts[name])
+                        for name in (dtype, f"{dtype}, graphs")
+                    )
+
                 print(
                     f"| {size} | {batch_size} | {base:,.0f} | "
-                    f"{rate['float32']:,.0f} ({rate['float32'] / base:.2f}x) | "
-                    f"{rate['bfloat16']:,.0f} ({rate['bfloat16'] / base:.2f}x) | "
-                    f"{rate['bfloat16, graphs']:,.0f} ({rate['bfloat16, graphs'] / base:.2f}x) | "
-                    f"{relative_difference(firsts['allennlp'], firsts['float32']):.1e} | "
-                    f"{relative_difference(firsts['allennlp'], firsts['bfloat16']):.1e} |",
+                    + " | ".join(
+                        f"{rate[name]:,.0f} ({rate[name] / base:.2f}x)"
+                        for name in ("float32", "float32, graphs", "bfloat16", "bfloat16, graphs")
+                    )
+                    + f" | {difference('float32'):.1e} | {difference('bfloat16'):.1e} |",
                     flush=True,
                 )
             del implementations
+            gc.collect()  # the modules and their CUDA graphs, before the next part's peaks
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
+
+
+def embedding_profile(sentences, batch_size: int, device: str) -> None:
+    """Where a pass of `embedding_table`'s bfloat16 `Elmo` with CUDA graphs at "original" size
+    spends its time (torch.profiler over a second pass, the caches emptied)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with tempfile.TemporaryDirectory() as model_dir:
+        write_random_bilm("original", model_dir)
+        run = embedders(model_dir, device)["bfloat16, graphs"]
+        embedding_pass(run, sentences, batch_size, device)
+        activities = [ProfilerActivity.CPU] + (
+            [ProfilerActivity.CUDA] if device.startswith("cuda") else []
+        )
+        with profile(activities=activities) as profiler:
+            elapsed, _ = embedding_pass(run, sentences, batch_size, device)
+    events = profiler.key_averages()
+    print(
+        f"\n## Profile, embedding {len(sentences)} sentences in batches of {batch_size}, "
+        f"original, bfloat16, CUDA graphs: {elapsed * 1000:.0f} ms (profiled)"
+    )
+    print(events.table(sort_by="self_cpu_time_total", row_limit=20, max_name_column_width=50))
+    print(events.table(sort_by="self_device_time_total", row_limit=12, max_name_column_width=50))
 
 
 # ---------------------------------------------------------------- training
@@ -358,7 +391,7 @@ def profile_table(options, vocabulary_size, num_samples, sentences, lane_counts,
         synchronize(device)
         activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
         start = time.perf_counter()
-        with profile(activities=activities) as profiler:
+        with profile(activities=activities, record_shapes=True) as profiler:
             for window in range(3, 6):
                 training_step(model, optimizer, batches[window % 4], window, device)
             synchronize(device)
@@ -367,10 +400,127 @@ def profile_table(options, vocabulary_size, num_samples, sentences, lane_counts,
         # The GPU's busy time is the tables' "Self CUDA time total" (over the 3 steps).
         print(f"\n## Profile, {lanes} lanes, bfloat16: {wall * 1000:.1f} ms wall a step (profiled)")
         print(
-            events.table(sort_by="self_device_time_total", row_limit=14, max_name_column_width=48)
+            events.table(sort_by="self_device_time_total", row_limit=24, max_name_column_width=60)
         )
         print(events.table(sort_by="self_cpu_time_total", row_limit=10, max_name_column_width=48))
+        by_shape = profiler.key_averages(group_by_input_shape=True)
+        print(
+            by_shape.table(
+                sort_by="self_device_time_total",
+                row_limit=20,
+                max_name_column_width=40,
+                max_shapes_column_width=70,
+            )
+        )
         del optimizer
+    del model
+
+
+# ---------------------------------------------------------------- the character encoder
+
+
+def _adaptive_pooling(features: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.adaptive_max_pool2d(features, 1).flatten(1)
+
+
+def _channels_first_convolution(embedded, weight, bias=None):
+    features = torch.nn.functional.conv1d(embedded.transpose(1, 2), weight, bias)
+    return features.max(dim=-1).values
+
+
+# The choices the character encoder's GPU path was measured against: "before" is what CUDA ran
+# until the pooling and the distinct-row search were given GPU paths of their own.
+ENCODER_VARIANTS: Dict[str, Dict[str, Callable]] = {
+    "before: adaptive_max_pool2d, unique(dim=0)": {
+        "max_over_positions": _adaptive_pooling,
+        "distinct_rows": lambda rows: torch.unique(rows, dim=0, return_inverse=True),
+    },
+    "max(dim), unique(dim=0)": {
+        "distinct_rows": lambda rows: torch.unique(rows, dim=0, return_inverse=True),
+    },
+    "adaptive_max_pool2d, keyed rows": {"max_over_positions": _adaptive_pooling},
+    "amax, keyed rows": {"max_over_positions": lambda f: f.flatten(2).amax(dim=-1)},
+    "channels-first conv1d, max(dim), keyed rows": {
+        "max_pooled_convolution": _channels_first_convolution
+    },
+    "now: max(dim), keyed rows": {},
+}
+
+
+@contextlib.contextmanager
+def encoder_variant(name: str):
+    """The character encoder's module functions replaced by those of `ENCODER_VARIANTS[name]`."""
+    from elmo_plugin.elmo import character_encoder
+
+    replaced = ENCODER_VARIANTS[name]
+    saved = {attribute: getattr(character_encoder, attribute) for attribute in replaced}
+    for attribute, function in replaced.items():
+        setattr(character_encoder, attribute, function)
+    try:
+        yield
+    finally:
+        for attribute, function in saved.items():
+            setattr(character_encoder, attribute, function)
+
+
+def encoder_table(options, sentences, lanes: int, device: str, runs: int) -> None:
+    """The character encoder alone, forward and backward, on one packed batch's tokens."""
+    from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
+
+    cnn = options["char_cnn"]
+    ids = packed_batches(sentences, lanes, 10, 1)[0]["tokens"]
+    ids = next(iter(next(iter(ids.values())).values())).to(device)
+    print(
+        f"\n## The character encoder, forward and backward ({ids.shape[0] * ids.shape[1]} "
+        f"tokens of {lanes} lanes; ms, medians of {runs})"
+    )
+    print("| variant | float32 | bfloat16 |")
+    print("|---|---|---|")
+    for name in ENCODER_VARIANTS:
+        times = {}
+        for dtype in (torch.float32, torch.bfloat16):
+            encoder = ElmoCharacterEncoder(
+                cnn["embedding"]["dim"],
+                cnn["filters"],
+                cnn["n_highway"],
+                options["lstm"]["projection_dim"],
+                cache_size=0,
+                compute_dtype=dtype,
+            ).to(device)
+            samples = []
+            with encoder_variant(name):
+                for run in range(runs + 2):
+                    synchronize(device)
+                    start = time.perf_counter()
+                    encoder.encode_without_markers(ids)["token_embedding"].sum().backward()
+                    synchronize(device)
+                    samples.append(time.perf_counter() - start)
+            times[dtype] = statistics.median(samples[2:]) * 1000
+        print(f"| {name} | {times[torch.float32]:.2f} | {times[torch.bfloat16]:.2f} |", flush=True)
+
+
+def encoder_variant_training(
+    options, vocabulary_size, num_samples, sentences, lane_counts, device, steps
+):
+    """The training step of `training_table` in bfloat16 with CUDA graphs, once with each of
+    the character encoder's variants."""
+    model = paper_model(options, vocabulary_size, num_samples, device)
+    set_compute_dtype(model, torch.bfloat16)
+    model.bilm.lstm.cuda_graphs = True
+    print(f"\n## Training, bfloat16 with CUDA graphs, by character encoder ({steps} timed steps)")
+    print("| lanes | encoder | tokens/s | ms/step | host reads/step |")
+    print("|---|---|---|---|---|")
+    for lanes in lane_counts:
+        batches = packed_batches(sentences, lanes, vocabulary_size, 4)
+        for name in ENCODER_VARIANTS:
+            with encoder_variant(name):
+                result = measure_training(model, batches, device, steps, True)
+            print(
+                f"| {lanes} | {name} | {result['tokens_per_s']:,.0f} | {result['ms']:.1f} | "
+                f"{result['host_reads']} |",
+                flush=True,
+            )
+    model.bilm.lstm.cuda_graphs = False
     del model
 
 
@@ -456,6 +606,20 @@ def main(argv: Optional[List[str]] = None) -> None:
     if "training" in args.parts:
         training_table(
             options, vocabulary, samples, sentences, lane_counts, args.device, args.steps
+        )
+    if "embedding_profile" in args.parts:
+        embedding_profile(sentences[:256], 32, args.device)
+    if "encoder" in args.parts:
+        encoder_table(
+            options,
+            sentences,
+            lane_counts[1 if len(lane_counts) > 1 else 0],
+            args.device,
+            args.runs * 3,
+        )
+    if "variants" in args.parts:
+        encoder_variant_training(
+            options, vocabulary, samples, sentences, lane_counts[:2], args.device, args.steps
         )
     if "profile" in args.parts:
         profile_table(options, vocabulary, samples, sentences, lane_counts[:2], args.device)

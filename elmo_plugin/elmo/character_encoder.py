@@ -6,6 +6,7 @@ from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
+from elmo_plugin.elmo.distinct_rows import distinct_rows
 from elmo_plugin.elmo.highway import Highway, biased_linear
 from elmo_plugin.elmo.token_type_cache import TokenTypeCache
 
@@ -30,15 +31,31 @@ def max_pooled_convolution(
     width)` weight, max-pooled over the positions: `(tokens, filters)`.
 
     Run as a 2-d convolution of height 1 in channels-last memory (where the embeddings already
-    are), max-pooled by `adaptive_max_pool2d`: the same values, bit for bit here, and the
+    are), max-pooled by `max_over_positions`: on the CPU the same values, bit for bit, and the
     published CNN's forward and backward passes 2x faster in float32 and 2.5x in bfloat16
-    (1,200 tokens, one thread, Zen 5) than `conv1d`'s channels-first output reduced by
+    (1,200 tokens, one thread, an AMD EPYC) than `conv1d`'s channels-first output reduced by
     `max(dim=-1)`, a reduction over a short innermost dimension whose backward scatter was
-    the character CNN's largest cost in training.
+    the character CNN's largest cost in training. On an H200 channels-first `conv1d` was
+    slower too (benchmarks/gpu_speed.py's `variants`).
     """
     images = embedded.transpose(1, 2).unsqueeze(2).contiguous(memory_format=torch.channels_last)
     kernels = weight.unsqueeze(2).contiguous(memory_format=torch.channels_last)
     features = torch.nn.functional.conv2d(images, kernels, bias)
+    return max_over_positions(features)
+
+
+def max_over_positions(features: torch.Tensor) -> torch.Tensor:
+    """
+    The `(tokens, filters)` maxima of `(tokens, filters, 1, positions)` channels-last features.
+
+    The CPU uses `adaptive_max_pool2d` (above). On CUDA its kernels take one thread a
+    (token, filter) looping over the positions, and their backward scatters with atomics: 7.2 ms
+    of a 512-lane bfloat16 training step of the paper's biLM on an H200, fewer than 1 GB of
+    features read. `max(dim)` over the positions reduces along the filters in contiguous
+    memory, and its backward writes each position's gradient once.
+    """
+    if features.is_cuda:
+        return features.flatten(2).max(dim=-1).values
     return torch.nn.functional.adaptive_max_pool2d(features, 1).flatten(1)
 
 
@@ -204,7 +221,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         batch_size, num_tokens, _ = character_ids.shape
         flat_mask = mask.view(-1)
         valid_ids = character_ids.view(-1, self.max_characters_per_token)[flat_mask]
-        type_ids, occurrence_to_type = torch.unique(valid_ids, dim=0, return_inverse=True)
+        type_ids, occurrence_to_type = distinct_rows(valid_ids)
         valid_embeddings = self.encode_token_types(type_ids)[occurrence_to_type]
 
         token_embedding = valid_embeddings.new_zeros(batch_size * num_tokens, self.projection_dim)

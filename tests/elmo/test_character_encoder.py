@@ -144,16 +144,22 @@ def _convolved(embedded, weight, bias):
     return torch.nn.functional.conv1d(embedded.transpose(1, 2), weight, bias)
 
 
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)  # each device pools its own way
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
+def test_max_pooled_convolution_equals_conv1d_then_max(dtype, device, monkeypatch):
+    # cuDNN's convolutions default to TF32 on Ampere and later: 1e-3 relative, not float32's.
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
     generator = torch.Generator().manual_seed(0)
     inputs = [
         torch.randn(*shape, generator=generator).to(dtype)
         for shape in [(9, 12, 4), (5, 4, 3), (5,)]
     ]
     upstream = torch.randn(9, 5, generator=generator)
-    mine = [tensor.clone().requires_grad_() for tensor in inputs]
-    ours = max_pooled_convolution(*mine)
+    mine = [tensor.clone().to(device).requires_grad_() for tensor in inputs]
+    ours = max_pooled_convolution(*mine).cpu()
     torch.testing.assert_close(ours, _convolved(*inputs).max(dim=-1).values)
     # The gradients against float32's (torch 1.12's bfloat16 conv1d backward on AVX2 is itself
     # far less exact). Where a window's two largest outputs lie within bfloat16's resolution of
@@ -171,10 +177,12 @@ def test_max_pooled_convolution_equals_conv1d_then_max(dtype):
     for tensor, exact in zip(mine, reference):
         assert tensor.grad is not None and exact.grad is not None
         if dtype == torch.float32:
-            torch.testing.assert_close(tensor.grad, exact.grad)
+            torch.testing.assert_close(tensor.grad.cpu(), exact.grad)
         else:  # a bfloat16 backward rounds its sums: a few ulps of the gradient's scale
             scale = exact.grad.abs().max().item()
-            torch.testing.assert_close(tensor.grad.float(), exact.grad, rtol=0, atol=2**-6 * scale)
+            torch.testing.assert_close(
+                tensor.grad.float().cpu(), exact.grad, rtol=0, atol=2**-6 * scale
+            )
 
 
 @pytest.mark.parametrize("cache_size", [1, 7, 50000])

@@ -241,3 +241,25 @@ def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm):
 def test_cuda_graphs_are_asked_for_by_the_config(tiny_bilm):
     assert not _model(tiny_bilm).bilm.lstm.cuda_graphs
     assert _model(tiny_bilm, cuda_graphs=True).bilm.lstm.cuda_graphs
+
+
+def test_lane_states_keep_a_lanes_later_window_and_grow_without_the_scratch_slot():
+    from elmo_plugin.elmo.bilm_lstm import LstmState
+    from elmo_plugin.lm.models.bilm_language_model import _LaneStates
+
+    def state(values):  # (layers=1, lanes, 1): one number a lane
+        column = torch.tensor(values, dtype=torch.float).view(1, -1, 1)
+        return LstmState(column.unsqueeze(1), column.unsqueeze(1).clone())
+
+    states = _LaneStates()
+    lane, window = torch.tensor([0, 1, 0]), torch.tensor([5, 3, 4])
+    zeros = LstmState(torch.zeros(1, 1, 3, 1), torch.zeros(1, 1, 3, 1))
+    states.initial(lane, window, 2, zeros)
+    states.remember(lane, window, state([50.0, 13.0, 40.0]))
+    assert states.window is not None and states.hidden is not None
+    assert states.window[:2].tolist() == [5, 3]  # lane 0 keeps window 5's state, not 4's
+    assert states.hidden[0, :2, 0].tolist() == [50.0, 13.0]
+    # Lane 2 is new: it starts from zeros, whatever the dropped write left in the old scratch.
+    lane, window = torch.tensor([0, 1, 2]), torch.tensor([6, 4, 5])
+    initial = states.initial(lane, window, 3, zeros)
+    assert initial.hidden[0, 0, :, 0].tolist() == [50.0, 13.0, 0.0]

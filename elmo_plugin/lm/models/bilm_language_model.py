@@ -227,10 +227,13 @@ class BilmLanguageModel(Model):
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """The top layer of windows that already hold their sentence markers, padded by one
         position at each end to line up with the targets."""
+        # Read before anything is queued on the device, where the read costs no stall.
+        num_lanes = int(lane.max()) + 1
         encoded = self._bilm.character_encoder.encode_without_markers(character_ids)
         embedding, mask = encoded["token_embedding"], encoded["mask"]
         states = self._lane_states.setdefault(self.training, _LaneStates())
-        initial = states.initial(lane, window, self._bilm.lstm.zero_state(lane.size(0), embedding))
+        zeros = self._bilm.lstm.zero_state(lane.size(0), embedding)
+        initial = states.initial(lane, window, num_lanes, zeros)
         outputs, final = self._bilm.lstm(embedding, mask, initial)
         states.remember(lane, window, final)
         top = torch.nn.functional.pad(outputs[-1], (0, 0, 1, 1))
@@ -268,15 +271,20 @@ class BilmLanguageModel(Model):
 
 
 class _LaneStates:
-    """The forward LSTM state at the end of the last window of each lane."""
+    """The forward LSTM state at the end of the last window of each lane, and past the last
+    lane a scratch slot that `remember` writes what it drops to."""
 
     def __init__(self) -> None:
-        self.hidden: Optional[torch.Tensor] = None  # (num_layers, lanes, hidden)
+        self.hidden: Optional[torch.Tensor] = None  # (num_layers, lanes + 1, hidden)
         self.memory: Optional[torch.Tensor] = None
-        self.window: Optional[torch.Tensor] = None  # (lanes,), -1 before the first window
+        self.window: Optional[torch.Tensor] = None  # (lanes + 1,), -1 before the first window
 
-    def initial(self, lane: torch.Tensor, window: torch.Tensor, zeros: LstmState) -> LstmState:
-        self._grow(int(lane.max()) + 1, zeros)
+    def initial(
+        self, lane: torch.Tensor, window: torch.Tensor, num_lanes: int, zeros: LstmState
+    ) -> LstmState:
+        """The initial states of a batch's lanes (`lane`, below `num_lanes`), `zeros` where a
+        lane does not continue."""
+        self._grow(num_lanes, zeros)
         assert self.hidden is not None and self.memory is not None and self.window is not None
         # A lane continues only from the window just before; anything else (a new epoch,
         # shuffled data, a lane twice in a batch) starts from zeros.
@@ -292,27 +300,29 @@ class _LaneStates:
         same_lane = lane.unsqueeze(0) == lane.unsqueeze(1)
         later = same_lane & (window.unsqueeze(0) > window.unsqueeze(1))
         keep = ~later.any(dim=1)
-        lanes = lane[keep]
-        self.hidden[:, lanes] = final.hidden[:, 0, keep].detach()
-        self.memory[:, lanes] = final.memory[:, 0, keep].detach()
-        self.window[lanes] = window[keep]
+        # The others go to the scratch slot: selecting the kept ones would read their count
+        # back to the host, a stall of the device's queue between the LSTM and the softmax.
+        slots = torch.where(keep, lane, self.window.size(0) - 1)
+        self.hidden[:, slots] = final.hidden[:, 0].detach()
+        self.memory[:, slots] = final.memory[:, 0].detach()
+        self.window[slots] = window
 
     def _grow(self, num_lanes: int, zeros: LstmState) -> None:
-        known = 0 if self.window is None else self.window.size(0)
+        known = 0 if self.window is None else self.window.size(0) - 1
         if num_lanes <= known:
             return
-        extra = num_lanes - known
+        fresh = num_lanes - known + 1  # the new lanes and a new scratch slot
         layers, _, _, hidden_size = zeros.hidden.shape
         cell_size = zeros.memory.size(-1)
-        new_hidden = zeros.hidden.new_zeros(layers, extra, hidden_size)
-        new_memory = zeros.memory.new_zeros(layers, extra, cell_size)
-        new_window = torch.full((extra,), -1, dtype=torch.long, device=zeros.hidden.device)
+        new_hidden = zeros.hidden.new_zeros(layers, fresh, hidden_size)
+        new_memory = zeros.memory.new_zeros(layers, fresh, cell_size)
+        new_window = torch.full((fresh,), -1, dtype=torch.long, device=zeros.hidden.device)
         if self.hidden is None or self.memory is None or self.window is None:  # set together
             self.hidden, self.memory, self.window = new_hidden, new_memory, new_window
-        else:
-            self.hidden = torch.cat([self.hidden, new_hidden], dim=1)
-            self.memory = torch.cat([self.memory, new_memory], dim=1)
-            self.window = torch.cat([self.window, new_window])
+        else:  # the old scratch slot, which may hold anything, is dropped
+            self.hidden = torch.cat([self.hidden[:, :known], new_hidden], dim=1)
+            self.memory = torch.cat([self.memory[:, :known], new_memory], dim=1)
+            self.window = torch.cat([self.window[:known], new_window])
 
 
 def allow_tf32() -> None:
