@@ -190,6 +190,40 @@ class Elmo(torch.nn.Module, FromParams):
             mask = mixed_mask
         return {"elmo_representations": representations, "mask": mask}
 
+    def span_representations(
+        self, character_ids: torch.Tensor, spans: torch.Tensor, num_rows: int
+    ) -> List[torch.Tensor]:
+        """
+        The representations of one span of each sentence: `forward`'s
+        `elmo_representations`, each cut to the `num_rows` rows from its span's start, zero
+        past the span's (inclusive) end, `(batch_size, num_rows, dim)`.
+
+        The layers are cut before they are mixed: a sentence's representation costs its span's
+        rows, not its length, in the mix and in its backward pass (e.g. SST's training phrases,
+        4 words on average, each in its sentence of 19). A layer-normalising mix takes its
+        statistics over whole sentences, so with `do_layer_norm` the sentences are mixed first.
+
+        # Parameters
+
+        character_ids : `torch.Tensor`
+            `(batch_size, num_tokens, 50)`, as for `forward`.
+        spans : `torch.Tensor`
+            `(batch_size, 2)` start and end token of each span, inclusive (a `SpanField`'s).
+        num_rows : `int`
+            How many rows each representation has (at least the longest span).
+        """
+        if any(mix.do_layer_norm for mix in self.scalar_mixes):
+            # With `keep_sentence_boundaries` the representations start with `<S>`.
+            shifted = spans + int(self._keep_sentence_boundaries)
+            return [
+                span_rows(r, shifted, num_rows)
+                for r in self.forward(character_ids)["elmo_representations"]
+            ]
+        activations = self._run_bilm(character_ids)["activations"]
+        # The activations start with `<S>`: token i is row i + 1.
+        layers = [span_rows(layer, spans + 1, num_rows) for layer in activations]
+        return [scalar_mix(layers) for scalar_mix in self._scalar_mixes]
+
     def _forward_nested(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         leading = character_ids.shape[:-2]
         output = self.forward(character_ids.reshape(-1, *character_ids.shape[-2:]))
@@ -199,3 +233,16 @@ class Elmo(torch.nn.Module, FromParams):
             ],
             "mask": output["mask"].view(*leading, -1),
         }
+
+
+def span_rows(sequence: torch.Tensor, spans: torch.Tensor, num_rows: int) -> torch.Tensor:
+    """
+    The rows of each `(batch_size, length, dim)` `sequence` from its span's start, `num_rows`
+    of them, zero past the span's end (inclusive): `(batch_size, num_rows, dim)`.
+    """
+    starts, ends = spans[:, :1], spans[:, 1:]
+    positions = starts + torch.arange(num_rows, device=spans.device).unsqueeze(0)
+    inside = positions <= ends
+    indices = positions.clamp(max=sequence.size(1) - 1)
+    rows = sequence.gather(1, indices.unsqueeze(-1).expand(-1, -1, sequence.size(-1)))
+    return rows * inside.unsqueeze(-1).to(rows.dtype)

@@ -99,28 +99,18 @@ class ElmoPlaces:
                 f'"{ELMO_INDEXER_KEY}"); it has {sorted(source)}'
             )
         character_ids = source[ELMO_INDEXER_KEY]["elmo_tokens"]
-        representations = iter(self._elmo(character_ids)["elmo_representations"])
-        if context is not None:
-            if spans is None:
-                raise ValueError(f"{self._model_name}: an ELMo context needs its spans")
+        if context is None:
+            representations = iter(self._elmo(character_ids)["elmo_representations"])
+        elif spans is None:
+            raise ValueError(f"{self._model_name}: an ELMo context needs its spans")
+        else:
             num_tokens = get_text_field_mask(text).size(1)
-            representations = iter([span_rows(r, spans, num_tokens) for r in representations])
+            representations = iter(
+                self._elmo.span_representations(character_ids, spans, num_tokens)
+            )
         input_elmo = next(representations) if self._use_input_elmo else None
         output_elmo = next(representations) if self._use_output_elmo else None
         return PlacedElmo(other_indexers, input_elmo, output_elmo)
-
-
-def span_rows(sequence: torch.Tensor, spans: torch.Tensor, num_rows: int) -> torch.Tensor:
-    """
-    The rows of each `(batch_size, length, dim)` `sequence` from its span's start, `num_rows`
-    of them, zero past the span's end (inclusive): `(batch_size, num_rows, dim)`.
-    """
-    starts, ends = spans[:, :1], spans[:, 1:]
-    positions = starts + torch.arange(num_rows, device=spans.device).unsqueeze(0)
-    inside = positions <= ends
-    indices = positions.clamp(max=sequence.size(1) - 1)
-    rows = sequence.gather(1, indices.unsqueeze(-1).expand(-1, -1, sequence.size(-1)))
-    return rows * inside.unsqueeze(-1).to(rows.dtype)
 
 
 def _check_places(

@@ -14,7 +14,7 @@ from allennlp.models import Model
 
 import elmo_plugin.tasks.sentiment  # noqa: F401
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
-from elmo_plugin.tasks.elmo_places import span_rows
+from elmo_plugin.elmo.elmo import span_rows
 from elmo_plugin.tasks.sentiment.models import BcnClassifier
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import (
