@@ -179,11 +179,12 @@ class BiLstmLayer(torch.nn.Module):
         """
         input_weight, state_weight, projection_weight = self._weights()
         _, timesteps, batch, _ = inputs.shape
-        gate_inputs = _add_product(
-            self.bias, inputs.reshape(2, timesteps * batch, -1).to(input_weight.dtype), input_weight
+        input_products = torch.bmm(
+            inputs.reshape(2, timesteps * batch, -1).to(input_weight.dtype), input_weight
         )
         return fused_layer(
-            gate_inputs.view(2, timesteps, batch, -1),
+            input_products.view(2, timesteps, batch, -1),
+            self.bias,
             state_weight,
             projection_weight,
             initial,

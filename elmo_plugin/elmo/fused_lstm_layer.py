@@ -45,7 +45,8 @@ class LayerRun(NamedTuple):
 
 
 def _run_steps(
-    gate_inputs: torch.Tensor,
+    input_products: torch.Tensor,
+    bias: torch.Tensor,
     state_weight: torch.Tensor,
     projection_weight: torch.Tensor,
     hidden0: torch.Tensor,
@@ -54,12 +55,12 @@ def _run_steps(
     proj_clip: Optional[float],
     keep: bool,
 ) -> LayerRun:
-    _, timesteps, batch, four_cells = gate_inputs.shape
+    _, timesteps, batch, four_cells = input_products.shape
     cell, hidden_size = projection_weight.shape[1:]
     low = state_weight.dtype
 
     def buffer(steps: int, width: int, dtype: torch.dtype) -> torch.Tensor:
-        return gate_inputs.new_empty(2, steps, batch, width, dtype=dtype)
+        return input_products.new_empty(2, steps, batch, width, dtype=dtype)
 
     hiddens = buffer(timesteps + 1, hidden_size, low)
     memories = buffer(timesteps + 1, cell, torch.float32)
@@ -71,13 +72,14 @@ def _run_steps(
     for t in range(timesteps):
         product = torch.bmm(hiddens[:, t], state_weight)
         gates_forward(
-            gate_inputs[:, t],
+            input_products[:, t],
             product,
             memories[:, t],
             memories[:, t + 1],
             cell_outputs[:, t],
             kept[:, t] if kept is not None else None,
             cell_clip,
+            bias,
         )
         projection = torch.bmm(cell_outputs[:, t], projection_weight)
         if projected is not None:
@@ -167,7 +169,8 @@ class _FusedLayer(torch.autograd.Function):
     @staticmethod
     def forward(
         ctx,
-        gate_inputs,
+        input_products,
+        bias,
         state_weight,
         projection_weight,
         hidden0,
@@ -177,11 +180,11 @@ class _FusedLayer(torch.autograd.Function):
         proj_clip,
         graphs,
     ):
-        inputs = (gate_inputs, state_weight, projection_weight, hidden0, memory0)
+        inputs = (input_products, bias, state_weight, projection_weight, hidden0, memory0)
         captured = graphs.forward_graph(inputs, cell_clip, proj_clip, True) if graphs else None
         if captured is not None:
             run = captured(*inputs)
-            state_weight, projection_weight = captured.inputs[1:3]
+            state_weight, projection_weight = captured.inputs[2:4]
         else:
             run = _run_steps(*inputs, cell_clip, proj_clip, True)
         ctx.save_for_backward(state_weight, projection_weight, lengths, *run)
@@ -209,8 +212,12 @@ class _FusedLayer(torch.autograd.Function):
             _steps_as_rows(run.cell_outputs).transpose(1, 2),
             _steps_as_rows(backward.grad_projected),
         )
+        # The input products' gradient in their dtype, which the backward steps made for the
+        # recurrent products anyway (no float32 block converted), and the bias's in float32.
+        grad_bias = backward.grad_gates.sum(dim=(1, 2)).unsqueeze(1)
         return (
-            backward.grad_gates,
+            backward.recurrent,
+            grad_bias,
             grad_state_weight,
             grad_projection_weight,
             backward.grad_hidden0.to(hidden0_dtype, copy=True),
@@ -228,7 +235,8 @@ def _steps_as_rows(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def fused_layer(
-    gate_inputs: torch.Tensor,
+    input_products: torch.Tensor,
+    bias: torch.Tensor,
     state_weight: torch.Tensor,
     projection_weight: torch.Tensor,
     initial: Tuple[torch.Tensor, torch.Tensor],
@@ -242,9 +250,13 @@ def fused_layer(
 
     # Parameters
 
-    gate_inputs : `torch.Tensor`
-        `(2, timesteps, batch, 4 * cell)` float32: the bias and the input product of each step,
-        the backward direction's steps already reversed within each sequence.
+    input_products : `torch.Tensor`
+        `(2, timesteps, batch, 4 * cell)` in the compute dtype: the input product of each step,
+        the backward direction's steps already reversed within each sequence. The gate kernel
+        adds them to the recurrent products and `bias` in float32, so no float32 block of
+        them is made, stored in a graph's inputs or converted back in the backward pass.
+    bias : `torch.Tensor`
+        `(2, 1, 4 * cell)` float32.
     state_weight, projection_weight : `torch.Tensor`
         `(2, hidden, 4 * cell)` and `(2, cell, hidden)` in the compute dtype.
     initial : `Tuple[torch.Tensor, torch.Tensor]`
@@ -260,7 +272,7 @@ def fused_layer(
     final hidden and memory states.
     """
     hidden0, memory0 = initial
-    differentiable = (gate_inputs, state_weight, projection_weight, hidden0, memory0)
+    differentiable = (input_products, bias, state_weight, projection_weight, hidden0, memory0)
     if torch.is_grad_enabled() and any(t.requires_grad for t in differentiable):
         outputs, hidden, memory = _FusedLayer.apply(
             *differentiable, lengths, cell_clip, proj_clip, graphs
@@ -319,7 +331,7 @@ class _ForwardGraph(_Captured):
 
     def backward_graph(self, lengths: torch.Tensor, grads: Sequence[torch.Tensor]) -> _Captured:
         if self._backward is None:
-            run, (state_weight, projection_weight) = self.outputs, self.inputs[1:3]
+            run, (state_weight, projection_weight) = self.outputs, self.inputs[2:4]
 
             def backward(lengths, *grads):
                 return _backward_steps(
@@ -361,9 +373,10 @@ class LayerGraphs:
             self._seen.add(key)
             return None
 
-        def steps(gate_inputs, state_weight, projection_weight, hidden0, memory0):
+        def steps(input_products, bias, state_weight, projection_weight, hidden0, memory0):
             return _run_steps(
-                gate_inputs,
+                input_products,
+                bias,
                 state_weight,
                 projection_weight,
                 hidden0,

@@ -15,8 +15,11 @@ index 0 of the first dimension is the forward direction. Step tensors are views 
 of `(2, timesteps, rows, width)` buffers, so the kernels take the stride of the direction
 dimension and need rows contiguous.
 
-Forward (`gates_forward`): `gates = step_input + product` (float32; `product` is the recurrent
-product in the compute dtype), the activations `i, f, o = sigmoid(...)`, `g = tanh(...)`,
+Forward (`gates_forward`): `gates = step_input + product + bias` in float32 (`step_input` is
+the input's product, `product` the recurrent one, in the compute dtype on the fused path; the
+bias is added here rather than to a float32 copy of every step's input product, which on an
+H200 cost a 1.3 GB block a layer at 512 lanes, written, copied into a CUDA graph's inputs and
+converted back in the backward pass), the activations `i, f, o = sigmoid(...)`, `g = tanh(...)`,
 `memory = clip(f * memory_prev + i * g)`, `cell_output = o * tanh(memory)` in the compute dtype.
 The activated gates are kept (float32) for the backward pass when asked.
 
@@ -62,20 +65,25 @@ if triton is not None:
         return 2.0 / (1.0 + tl.exp(-2.0 * x)) - 1.0
 
     @triton.jit
-    def _gate_sum(step_input_ptrs, product_ptrs, valid):
-        step_input = tl.load(step_input_ptrs, mask=valid, other=0.0)
-        return step_input + tl.load(product_ptrs, mask=valid, other=0.0).to(tl.float32)
+    def _gate_sum(step_input_ptrs, product_ptrs, bias_ptrs, valid, HAS_BIAS: tl.constexpr):
+        step_input = tl.load(step_input_ptrs, mask=valid, other=0.0).to(tl.float32)
+        total = step_input + tl.load(product_ptrs, mask=valid, other=0.0).to(tl.float32)
+        if HAS_BIAS:
+            total += tl.load(bias_ptrs, mask=valid, other=0.0)
+        return total
 
     @triton.jit
     def _gates_forward_kernel(
         step_input_ptr,
         product_ptr,
+        bias_ptr,
         memory_prev_ptr,
         memory_ptr,
         cell_output_ptr,
         kept_ptr,
         step_input_stride,
         product_stride,
+        bias_stride,
         memory_prev_stride,
         memory_stride,
         cell_output_stride,
@@ -83,6 +91,7 @@ if triton is not None:
         rows,
         cell,
         cell_clip,
+        HAS_BIAS: tl.constexpr,
         HAS_CLIP: tl.constexpr,
         KEEP: tl.constexpr,
         BLOCK: tl.constexpr,
@@ -94,10 +103,30 @@ if triton is not None:
         gate = (offsets // cell) * 4 * cell + offsets % cell
         step_input_ptr += direction * step_input_stride + gate
         product_ptr += direction * product_stride + gate
-        input_gate = _sigmoid(_gate_sum(step_input_ptr, product_ptr, valid))
-        forget_gate = _sigmoid(_gate_sum(step_input_ptr + cell, product_ptr + cell, valid))
-        output_gate = _sigmoid(_gate_sum(step_input_ptr + 2 * cell, product_ptr + 2 * cell, valid))
-        candidate = _tanh(_gate_sum(step_input_ptr + 3 * cell, product_ptr + 3 * cell, valid))
+        # The bias is one row a direction: the gate's column.
+        bias_ptr += direction * bias_stride + offsets % cell
+        input_gate = _sigmoid(_gate_sum(step_input_ptr, product_ptr, bias_ptr, valid, HAS_BIAS))
+        forget_gate = _sigmoid(
+            _gate_sum(step_input_ptr + cell, product_ptr + cell, bias_ptr + cell, valid, HAS_BIAS)
+        )
+        output_gate = _sigmoid(
+            _gate_sum(
+                step_input_ptr + 2 * cell,
+                product_ptr + 2 * cell,
+                bias_ptr + 2 * cell,
+                valid,
+                HAS_BIAS,
+            )
+        )
+        candidate = _tanh(
+            _gate_sum(
+                step_input_ptr + 3 * cell,
+                product_ptr + 3 * cell,
+                bias_ptr + 3 * cell,
+                valid,
+                HAS_BIAS,
+            )
+        )
         memory_prev = tl.load(
             memory_prev_ptr + direction * memory_prev_stride + offsets, mask=valid, other=0.0
         )
@@ -214,32 +243,40 @@ def gates_forward(
     cell_output: torch.Tensor,
     kept: Optional[torch.Tensor],
     cell_clip: Optional[float],
+    bias: Optional[torch.Tensor] = None,
 ) -> None:
     """
     One step's gate math, written into `memory` (float32, `(2, rows, cell)`), `cell_output`
     (`(2, rows, cell)`, in the compute dtype) and, unless None, `kept` (the activated gates,
-    float32, `(2, rows, 4 * cell)`). `step_input` (float32) and `product` are `(2, rows, 4 *
-    cell)`, `memory_prev` `(2, rows, cell)`.
+    float32, `(2, rows, 4 * cell)`). `step_input` (the input's product, float32 or the compute
+    dtype) and `product` (the recurrent one) are `(2, rows, 4 * cell)`, `memory_prev` `(2,
+    rows, cell)`; `bias`, `(2, 1, 4 * cell)` float32, is added to their float32 sum.
     """
     if not uses_triton(step_input):
-        _reference_forward(step_input, product, memory_prev, memory, cell_output, kept, cell_clip)
+        _reference_forward(
+            step_input, product, memory_prev, memory, cell_output, kept, cell_clip, bias
+        )
         return
     present = [
         t for t in (step_input, product, memory_prev, memory, cell_output, kept) if t is not None
     ]
     _check_step_layout(*present)
+    if bias is not None and not bias.is_contiguous():
+        raise ValueError("the bias of the gates must be contiguous")
     rows, cell = memory.shape[1:]
     _gates_forward_kernel[_grid(rows, cell)](
         step_input,
         product,
+        bias if bias is not None else step_input,
         memory_prev,
         memory,
         cell_output,
         kept if kept is not None else step_input,
-        *_direction_strides(step_input, product, memory_prev, memory, cell_output, kept),
+        *_direction_strides(step_input, product, bias, memory_prev, memory, cell_output, kept),
         rows,
         cell,
         float(cell_clip or 0.0),
+        HAS_BIAS=bias is not None,
         HAS_CLIP=bool(cell_clip),
         KEEP=kept is not None,
         BLOCK=BLOCK_SIZE,
@@ -296,9 +333,13 @@ def gates_backward(
     )
 
 
-def _reference_forward(step_input, product, memory_prev, memory, cell_output, kept, cell_clip):
+def _reference_forward(
+    step_input, product, memory_prev, memory, cell_output, kept, cell_clip, bias=None
+):
     """`gates_forward` in torch operations: the CPU's path, and the kernel's reference."""
-    gates = product.float() + step_input
+    gates = product.float() + step_input.float()
+    if bias is not None:
+        gates = gates + bias
     sigmoids = torch.sigmoid(gates[..., : 3 * memory.size(-1)])
     candidate = torch.tanh(gates[..., 3 * memory.size(-1) :])
     input_gate, forget_gate, output_gate = sigmoids.chunk(3, dim=-1)
