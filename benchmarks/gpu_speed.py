@@ -423,6 +423,10 @@ def _adaptive_pooling(features: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.adaptive_max_pool2d(features, 1).flatten(1)
 
 
+def _sorted_unique(rows: torch.Tensor):
+    return torch.unique(rows, dim=0, return_inverse=True)
+
+
 def _channels_first_convolution(embedded, weight, bias=None):
     features = torch.nn.functional.conv1d(embedded.transpose(1, 2), weight, bias)
     return features.max(dim=-1).values
@@ -433,10 +437,10 @@ def _channels_first_convolution(embedded, weight, bias=None):
 ENCODER_VARIANTS: Dict[str, Dict[str, Callable]] = {
     "before: adaptive_max_pool2d, unique(dim=0)": {
         "max_over_positions": _adaptive_pooling,
-        "distinct_rows": lambda rows: torch.unique(rows, dim=0, return_inverse=True),
+        "distinct_rows": _sorted_unique,
     },
     "max(dim), unique(dim=0)": {
-        "distinct_rows": lambda rows: torch.unique(rows, dim=0, return_inverse=True),
+        "distinct_rows": _sorted_unique,
     },
     "adaptive_max_pool2d, keyed rows": {"max_over_positions": _adaptive_pooling},
     "amax, keyed rows": {"max_over_positions": lambda f: f.flatten(2).amax(dim=-1)},

@@ -1,4 +1,4 @@
-from typing import Tuple
+from typing import Dict, Tuple
 
 import torch
 
@@ -8,6 +8,8 @@ import torch
 _KEY_WEIGHTS = torch.randint(
     0, 2**46, (64,), generator=torch.Generator().manual_seed(0), dtype=torch.long
 )
+# Their copy on each device, made once: a copy from the host a batch would wait on the device.
+_KEY_WEIGHTS_ON: Dict[torch.device, torch.Tensor] = {}
 
 
 def distinct_rows(rows: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -33,7 +35,10 @@ def distinct_rows(rows: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
 
 def keyed_distinct_rows(rows: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """`distinct_rows` by one key a row, on any device (the CPU runs it in the tests)."""
-    keys = (rows.long() * _KEY_WEIGHTS[: rows.size(1)].to(rows.device)).sum(dim=1)
+    weights = _KEY_WEIGHTS_ON.get(rows.device)
+    if weights is None:
+        weights = _KEY_WEIGHTS_ON[rows.device] = _KEY_WEIGHTS.to(rows.device)
+    keys = (rows.long() * weights[: rows.size(1)]).sum(dim=1)
     unique_keys, inverse = torch.unique(keys, return_inverse=True)
     positions = torch.arange(len(rows), device=rows.device)
     first = torch.full_like(unique_keys, len(rows)).scatter_reduce_(0, inverse, positions, "amin")

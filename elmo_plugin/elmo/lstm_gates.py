@@ -65,11 +65,12 @@ if triton is not None:
         return 2.0 / (1.0 + tl.exp(-2.0 * x)) - 1.0
 
     @triton.jit
-    def _gate_sum(step_input_ptrs, product_ptrs, bias_ptrs, valid, HAS_BIAS: tl.constexpr):
-        step_input = tl.load(step_input_ptrs, mask=valid, other=0.0).to(tl.float32)
-        total = step_input + tl.load(product_ptrs, mask=valid, other=0.0).to(tl.float32)
+    def _gate_sum(step_input_ptrs, product_ptrs, bias_ptrs, column, valid, HAS_BIAS: tl.constexpr):
+        """The float32 pre-activation of the gate whose block starts at `column`."""
+        step_input = tl.load(step_input_ptrs + column, mask=valid, other=0.0).to(tl.float32)
+        total = step_input + tl.load(product_ptrs + column, mask=valid, other=0.0).to(tl.float32)
         if HAS_BIAS:
-            total += tl.load(bias_ptrs, mask=valid, other=0.0)
+            total += tl.load(bias_ptrs + column, mask=valid, other=0.0)
         return total
 
     @triton.jit
@@ -105,28 +106,11 @@ if triton is not None:
         product_ptr += direction * product_stride + gate
         # The bias is one row a direction: the gate's column.
         bias_ptr += direction * bias_stride + offsets % cell
-        input_gate = _sigmoid(_gate_sum(step_input_ptr, product_ptr, bias_ptr, valid, HAS_BIAS))
-        forget_gate = _sigmoid(
-            _gate_sum(step_input_ptr + cell, product_ptr + cell, bias_ptr + cell, valid, HAS_BIAS)
-        )
-        output_gate = _sigmoid(
-            _gate_sum(
-                step_input_ptr + 2 * cell,
-                product_ptr + 2 * cell,
-                bias_ptr + 2 * cell,
-                valid,
-                HAS_BIAS,
-            )
-        )
-        candidate = _tanh(
-            _gate_sum(
-                step_input_ptr + 3 * cell,
-                product_ptr + 3 * cell,
-                bias_ptr + 3 * cell,
-                valid,
-                HAS_BIAS,
-            )
-        )
+        inputs, products, biases = step_input_ptr, product_ptr, bias_ptr
+        input_gate = _sigmoid(_gate_sum(inputs, products, biases, 0, valid, HAS_BIAS))
+        forget_gate = _sigmoid(_gate_sum(inputs, products, biases, cell, valid, HAS_BIAS))
+        output_gate = _sigmoid(_gate_sum(inputs, products, biases, 2 * cell, valid, HAS_BIAS))
+        candidate = _tanh(_gate_sum(inputs, products, biases, 3 * cell, valid, HAS_BIAS))
         memory_prev = tl.load(
             memory_prev_ptr + direction * memory_prev_stride + offsets, mask=valid, other=0.0
         )
