@@ -12,13 +12,15 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
 2. **Training the paper's biLM** (`bilm_elmo_original.jsonnet`'s model: 2 x 4096 -> 512 with
    clipping, 2048-filter CNN, 2 highway layers, dropout 0.1; 8,192 sampled negatives over a
    793,471-word softmax, the 1B Word Benchmark vocabulary's size, with the sparse softmax
-   gradient; Adagrad 0.2; gradient norm 10 as the `sparse_gradient_descent` trainer clips it;
+   gradient; the config's Adagrad 0.2 (the sparse softmax weight in a parameter group of its
+   own); gradient norm 10 as the `sparse_gradient_descent` trainer clips it;
    packed windows of 20 tokens), one step as AllenNLP's trainer takes it (the batch copied to
    the GPU, forward, backward, gradient norm read back, optimizer step, loss and metrics read
    back), at 128, 512 and 2,048 lanes, in float32, TF32 and bfloat16: tokens per second, peak
    GPU memory, and kernel launches and host reads per step (one profiled step). Beside them the
    same step with CUDA graphs, with the packed LSTM path (the CPU's, the GPU's before the fused
-   path) and with the dense softmax gradient.
+   path), with the dense softmax gradient, and with CUDA graphs and one optimizer group (every
+   parameter stepped one tensor at a time, as before the config's groups).
 3. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
    per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
    projection clipping, so it is not ELMo's function).
@@ -50,6 +52,11 @@ from common import header, read_sentences, shared_data, write_random_bilm
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 PAPER_VOCABULARY = 793_471
 WINDOW = 20
+PAPER_CONFIG = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)),
+    "..",
+    "elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet",
+)
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cudaGraphLaunch")
 
 
@@ -293,8 +300,25 @@ def profile_step(model, optimizer, batch, device: str) -> Dict[str, int]:
     }
 
 
-def measure_training(model, batches, device: str, steps: int, profiled: bool) -> Dict[str, float]:
-    optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
+def paper_optimizer(model, grouped: bool = True):
+    """bilm_elmo_original.jsonnet's optimizer, as AllenNLP builds it: Adagrad with the sparse
+    softmax weight in a parameter group of its own, or (`grouped=False`) in one group with the
+    rest, which steps every parameter one tensor at a time."""
+    from allennlp.common import Params
+    from allennlp.training.optimizers import Optimizer
+
+    config = Params.from_file(PAPER_CONFIG).as_dict()["trainer"]["optimizer"]
+    if not grouped:
+        del config["parameter_groups"]
+    return Optimizer.from_params(
+        model_parameters=list(model.named_parameters()), params=Params(config)
+    )
+
+
+def measure_training(
+    model, batches, device: str, steps: int, profiled: bool, grouped: bool = True
+) -> Dict[str, float]:
+    optimizer = paper_optimizer(model, grouped)
     model.reset_states()
     for window in range(3):  # warm-up: kernels compiled, optimizer state made
         training_step(model, optimizer, batches[window % len(batches)], window, device)
@@ -347,6 +371,11 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             rows += [
                 ("bfloat16, packed LSTM path", {"fused": False}, True),
                 ("bfloat16, dense softmax gradient", {"sparse": False}, False),
+                (
+                    "bfloat16, CUDA graphs, one optimizer group",
+                    {"graphs": True, "one_group": True},
+                    True,
+                ),
             ]
         for name, changes, profiled in rows:
             set_compute_dtype(
@@ -357,7 +386,9 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             model.softmax.sparse_gradient = changes.get("sparse", True)
             try:
                 with tf32(name == "tf32"):
-                    result = measure_training(model, batches, device, steps, profiled)
+                    result = measure_training(
+                        model, batches, device, steps, profiled, not changes.get("one_group")
+                    )
             except torch.cuda.OutOfMemoryError:
                 print(f"| {lanes} | {name} | out of memory | | | | |", flush=True)
                 torch.cuda.empty_cache()
@@ -384,7 +415,7 @@ def profile_table(options, vocabulary_size, num_samples, sentences, lane_counts,
     set_compute_dtype(model, torch.bfloat16)
     for lanes in lane_counts:
         batches = packed_batches(sentences, lanes, vocabulary_size, 4)
-        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
+        optimizer = paper_optimizer(model)
         model.reset_states()
         for window in range(3):
             training_step(model, optimizer, batches[window % 4], window, device)

@@ -5,8 +5,10 @@ import numpy
 
 import pytest
 import torch
+from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
+from allennlp.training.optimizers import Optimizer
 
 from elmo_plugin.elmo import save_bilm
 from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
@@ -263,3 +265,29 @@ def test_lane_states_keep_a_lanes_later_window_and_grow_without_the_scratch_slot
     lane, window = torch.tensor([0, 1, 2]), torch.tensor([6, 4, 5])
     initial = states.initial(lane, window, 3, zeros)
     assert initial.hidden[0, 0, :, 0].tolist() == [50.0, 13.0, 0.0]
+
+
+def test_the_paper_optimizer_gives_the_sparse_softmax_gradient_a_group_of_its_own(tiny_bilm):
+    """torch's Adagrad steps a group holding a sparse gradient one tensor at a time; the paper
+    configs' groups leave every dense gradient to the multi-tensor path, and the update is
+    the one a single group makes."""
+    paper_optimizer = Params.from_file(
+        "elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet"
+    ).as_dict()["trainer"]["optimizer"]
+    reader = BilmCorpusReader()
+    updated, groups = [], []
+    for optimizer_config in (paper_optimizer, {"type": "adagrad", "lr": 0.2}):
+        model = _model(tiny_bilm, num_samples=8, sparse_softmax_gradient=True)
+        optimizer = Optimizer.from_params(
+            model_parameters=list(model.named_parameters()),
+            params=Params(dict(optimizer_config, initial_accumulator_value=1.0)),
+        )
+        batch = tensorize(list(reader.read(SENTENCES))[:6], model.vocab, reader)
+        numpy.random.seed(0)
+        model(**batch)["loss"].backward()
+        optimizer.step()
+        updated.append([p.detach().clone() for p in model.parameters()])
+        groups.append([[p.grad.is_sparse for p in g["params"]] for g in optimizer.param_groups])
+    assert sorted(groups[0]) == [[False] * (len(updated[0]) - 1), [True]]
+    for grouped, single in zip(*updated):
+        torch.testing.assert_close(grouped, single, rtol=0, atol=0)

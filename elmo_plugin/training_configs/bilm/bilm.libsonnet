@@ -76,8 +76,18 @@ local training = import "../common/optimizer.libsonnet";
     sparse_softmax_gradient: true,
     cuda_graphs: true,
   },
+  // Adagrad 0.2, accumulators starting at 1. The softmax weight (the one sparse gradient) has a
+  // parameter group of its own: torch's Adagrad steps a group with a sparse gradient one
+  // tensor at a time, and the other group then takes the multi-tensor path on a GPU (a few
+  // launches for all 18 dense parameters instead of about 6 each). The update is the same.
+  paper_optimizer:: {
+    type: "adagrad",
+    lr: 0.2,
+    initial_accumulator_value: 1.0,
+    parameter_groups: [[["^_softmax\\.weight$"], {}]],
+  },
   paper_trainer(num_epochs=10, cuda_device=0)::
-    self.trainer({ type: "adagrad", lr: 0.2, initial_accumulator_value: 1.0 }, num_epochs, 3) + {
+    self.trainer(self.paper_optimizer, num_epochs, 3) + {
       // Clips the sparse softmax gradient too (paper_model's), which AllenNLP's cannot on CUDA;
       // `--recover` is exact with it as with `exact_resume_gradient_descent`, its base.
       type: "sparse_gradient_descent",
