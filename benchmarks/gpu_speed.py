@@ -118,6 +118,7 @@ def _ours(elmo) -> Callable:
         run.to_ids = CharacterIdTable().batch_to_ids  # type: ignore[attr-defined]
 
     run.clear = clear  # type: ignore[attr-defined]
+    run.elmo = elmo  # type: ignore[attr-defined]
     clear()
     return run
 
@@ -192,14 +193,14 @@ def embedding_table(sizes, batch_sizes, sentences, device: str, runs: int) -> No
                 torch.cuda.empty_cache()
 
 
-def embedding_profile(sentences, batch_size: int, device: str) -> None:
-    """Where a pass of `embedding_table`'s bfloat16 `Elmo` with CUDA graphs at "original" size
-    spends its time (torch.profiler over a second pass, the caches emptied)."""
+def embedding_profile(sentences, batch_size: int, device: str, name: str) -> None:
+    """Where a pass of `embedding_table`'s `Elmo` called `name` at "original" size spends its
+    time (torch.profiler over a second pass, the caches emptied, TF32 off)."""
     from torch.profiler import ProfilerActivity, profile
 
-    with tempfile.TemporaryDirectory() as model_dir:
+    with tempfile.TemporaryDirectory() as model_dir, tf32(False):
         write_random_bilm("original", model_dir)
-        run = embedders(model_dir, device)["bfloat16, graphs"]
+        run = embedders(model_dir, device)[name]
         embedding_pass(run, sentences, batch_size, device)
         activities = [ProfilerActivity.CPU] + (
             [ProfilerActivity.CUDA] if device.startswith("cuda") else []
@@ -209,10 +210,55 @@ def embedding_profile(sentences, batch_size: int, device: str) -> None:
     events = profiler.key_averages()
     print(
         f"\n## Profile, embedding {len(sentences)} sentences in batches of {batch_size}, "
-        f"original, bfloat16, CUDA graphs: {elapsed * 1000:.0f} ms (profiled)"
+        f"original, {name}: {elapsed * 1000:.0f} ms (profiled)"
     )
     print(events.table(sort_by="self_cpu_time_total", row_limit=20, max_name_column_width=50))
-    print(events.table(sort_by="self_device_time_total", row_limit=12, max_name_column_width=50))
+    print(events.table(sort_by="self_device_time_total", row_limit=15, max_name_column_width=50))
+
+
+def sorted_inference_table(sizes, batch_sizes, sentences, device: str, runs: int) -> None:
+    """Our `Elmo` (no CUDA graphs) with inference sorted by length, each step on the sequences
+    still running (`ElmoBiLstm._forward_sorted`), against the dense path every step on the
+    whole batch, alternating in one process: tokens/s, medians of `runs`."""
+    tokens = sum(len(s) for s in sentences)
+    print(f"\n## Inference sorted by length against dense (tokens/s, medians of {runs})")
+    print("| size | batch | dtype | dense | sorted | sorted / dense |")
+    print("|---|---|---|---|---|---|")
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as model_dir:
+            write_random_bilm(size, model_dir)
+            runs_by_name = embedders(model_dir, device)
+            for dtype in ("float32", "bfloat16"):
+                run = runs_by_name[dtype]
+                lstm = _elmo_of(run).bilm.lstm
+                for batch_size in batch_sizes:
+                    times: Dict[str, List[float]] = {"dense": [], "sorted": []}
+                    for _ in range(runs + 1):  # the first pass of each: a warm-up
+                        for name in times:
+                            with _sorted_inference(lstm, name == "sorted"):
+                                elapsed, _ = embedding_pass(run, sentences, batch_size, device)
+                            times[name].append(elapsed)
+                    rate = {n: tokens / statistics.median(t[1:]) for n, t in times.items()}
+                    print(
+                        f"| {size} | {batch_size} | {dtype} | {rate['dense']:,.0f} | "
+                        f"{rate['sorted']:,.0f} | {rate['sorted'] / rate['dense']:.2f} |",
+                        flush=True,
+                    )
+            del runs_by_name
+            gc.collect()
+
+
+def _elmo_of(run: Callable):
+    return run.elmo  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _sorted_inference(lstm, enabled: bool):
+    lstm.sorted_inference = enabled
+    try:
+        yield
+    finally:
+        lstm.sorted_inference = None
 
 
 # ---------------------------------------------------------------- training
@@ -642,8 +688,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         training_table(
             options, vocabulary, samples, sentences, lane_counts, args.device, args.steps
         )
+    if "sorted" in args.parts:
+        sorted_inference_table(
+            sizes, batch_sizes, sentences, args.device, 1 if args.toy else args.runs
+        )
     if "embedding_profile" in args.parts:
-        embedding_profile(sentences[:256], 32, args.device)
+        embedding_profile(sentences[:256], 32, args.device, "bfloat16, graphs")
+        embedding_profile(sentences[:512], 256, args.device, "float32")
     if "encoder" in args.parts:
         encoder_table(
             options,

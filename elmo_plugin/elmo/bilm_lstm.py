@@ -1,4 +1,4 @@
-from typing import Callable, List, NamedTuple, Optional, Tuple, cast
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple, cast
 
 import torch
 
@@ -32,24 +32,38 @@ class PackedBatch(NamedTuple):
     restoration: torch.Tensor
 
 
+class LengthOrder(NamedTuple):
+    """A batch sorted by length, longest first: `sorting` takes it to that order and
+    `restoration` back; `running` `(timesteps, batch)`, time-major, says which sorted sequences
+    still run at each step (always a prefix)."""
+
+    sorting: torch.Tensor
+    restoration: torch.Tensor
+    sorted_lengths: torch.Tensor
+    running: torch.Tensor
+
+
+def sort_by_length(mask: torch.BoolTensor) -> LengthOrder:
+    sorted_lengths, sorting = mask.sum(dim=1).sort(descending=True)
+    steps = torch.arange(mask.size(1), device=mask.device)
+    running = steps.unsqueeze(1) < sorted_lengths.unsqueeze(0)
+    return LengthOrder(sorting, sorting.argsort(), sorted_lengths, running)
+
+
 def pack_batch(mask: torch.BoolTensor) -> PackedBatch:
-    lengths = mask.sum(dim=1)
-    sorted_lengths, sorting = lengths.sort(descending=True)
-    restoration = sorting.argsort()
+    order = sort_by_length(mask)
     timesteps = mask.size(1)
-    steps = torch.arange(timesteps, device=mask.device)
-    running = steps.unsqueeze(1) < sorted_lengths.unsqueeze(0)  # (timesteps, batch), time-major
-    step_of, row_of = running.nonzero(as_tuple=True)
-    sequence = sorting[row_of]
+    step_of, row_of = order.running.nonzero(as_tuple=True)
+    sequence = order.sorting[row_of]
     forward_index = sequence * timesteps + step_of
-    backward_index = sequence * timesteps + (sorted_lengths[row_of] - 1 - step_of)
-    batch_sizes = running.sum(dim=1)
+    backward_index = sequence * timesteps + (order.sorted_lengths[row_of] - 1 - step_of)
+    batch_sizes = order.running.sum(dim=1)
     return PackedBatch(
         forward_index,
         backward_index,
         [int(size) for size in batch_sizes[batch_sizes > 0]],
-        sorting,
-        restoration,
+        order.sorting,
+        order.restoration,
     )
 
 
@@ -168,6 +182,7 @@ class BiLstmLayer(torch.nn.Module):
         lengths: torch.Tensor,
         initial: Tuple[torch.Tensor, torch.Tensor],
         cuda_graphs: bool = False,
+        running: Optional[Sequence[int]] = None,
     ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
         """
         The layer over a dense batch, every step on every sequence, nothing read back to the
@@ -175,7 +190,8 @@ class BiLstmLayer(torch.nn.Module):
         input_size)`, the backward direction reversed within each sequence, `lengths` `(batch,)`
         and `initial` as in `forward`, in batch order. Returns the outputs `(2, timesteps,
         batch, hidden)` float32 (meaningful up to each length) and the final states. With
-        `cuda_graphs`, the step loops of shapes that recur replay as CUDA graphs.
+        `cuda_graphs`, the step loops of shapes that recur replay as CUDA graphs; with
+        `running` (`fused_layer`'s), an inference pass skips the finished sequences' rows.
         """
         input_weight, state_weight, projection_weight = self._weights()
         _, timesteps, batch, _ = inputs.shape
@@ -192,6 +208,7 @@ class BiLstmLayer(torch.nn.Module):
             self.cell_clip,
             self.proj_clip,
             self.graphs if cuda_graphs else None,
+            running,
         )
 
     def _apply(self, fn, *args, **kwargs):
@@ -239,6 +256,8 @@ def _add_product(sums: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.
 
 # Inference lengths are rounded up to this for CUDA graphs (`ElmoBiLstm.cuda_graphs`).
 GRAPH_BUCKET = 16
+# The smallest cell whose float32 inference runs sorted by length (`ElmoBiLstm.sorts_inference`).
+SORTED_INFERENCE_MIN_CELL = 4096
 
 
 def _reversal(lengths: torch.Tensor, timesteps: int) -> torch.Tensor:
@@ -258,7 +277,8 @@ class ElmoBiLstm(torch.nn.Module):
     computed, both directions share each step's matrix products, and the input side of every
     gate is one matrix product per layer. On CUDA (or with `fused = True`) every step runs on
     the whole batch with nothing read back to the host, the gate math of a step fused into one
-    Triton kernel (`elmo_plugin.elmo.fused_lstm_layer`). Either way the biLM runs in its own
+    Triton kernel (`elmo_plugin.elmo.fused_lstm_layer`); inference there may run sorted by
+    length instead (`sorts_inference`). Either way the biLM runs in its own
     `compute_dtype`, with AMP's autocast turned off.
 
     # Parameters
@@ -313,6 +333,8 @@ class ElmoBiLstm(torch.nn.Module):
         self.fused: Optional[bool] = None
         # The fused path's step loops replayed as CUDA graphs where shapes recur (on CUDA).
         self.cuda_graphs = False
+        # None: `sorts_inference`'s rule; True or False to force it (`_forward_sorted`).
+        self.sorted_inference: Optional[bool] = None
 
     @property
     def bilstm_layers(self) -> List[BiLstmLayer]:
@@ -398,6 +420,57 @@ class ElmoBiLstm(torch.nn.Module):
     def _forward_fused(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
+        dense = self.cuda_graphs or self._needs_gradients(inputs, initial_state)
+        if dense or not self.sorts_inference():
+            return self._forward_dense(inputs, mask, initial_state)
+        return self._forward_sorted(inputs, mask, initial_state)
+
+    def sorts_inference(self) -> bool:
+        """Whether an inference pass on the fused path outside CUDA graphs runs sorted by
+        length (`_forward_sorted`): `sorted_inference` when set, else where it was measured to
+        pay, float32 products with cells of at least `SORTED_INFERENCE_MIN_CELL`. On one H200
+        (`python benchmarks/gpu_speed.py --parts sorted`, docs/performance.md) it made the
+        "original" size's float32 embedding 1.16x / 1.27x faster at batch 32 / 256, and the
+        "small" size's and every bfloat16 one 4-13% slower: where the products are small or on
+        tensor cores, launches and the host set the pace, and the sort adds a read and
+        gathers."""
+        if self.sorted_inference is not None:
+            return self.sorted_inference
+        return self.compute_dtype == torch.float32 and self.cell_size >= SORTED_INFERENCE_MIN_CELL
+
+    def _needs_gradients(self, inputs: torch.Tensor, initial_state: LstmState) -> bool:
+        tensors = [inputs, *initial_state, *self.parameters()]
+        return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+    def _forward_sorted(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
+    ) -> Tuple[List[torch.Tensor], LstmState]:
+        """Inference on the fused path outside CUDA graphs: the batch sorted by length, so that
+        each step computes only the sequences still running. Most of a dense batch is padding
+        (65% of the rows at batch 256 of Wikipedia sentences, 54% at 32), and in float32 the
+        per-step products, not launches, set a GPU's pace. The price is one read of the
+        running counts back to the host per batch, which no gradient step pays."""
+        order = sort_by_length(mask)
+        running = order.running.sum(dim=1).tolist()
+        sorted_state = LstmState(*(s.index_select(2, order.sorting) for s in initial_state))
+        outputs, final = self._forward_dense(
+            inputs.index_select(0, order.sorting),
+            cast(torch.BoolTensor, mask.index_select(0, order.sorting)),
+            sorted_state,
+            running,
+        )
+        return (
+            [output.index_select(0, order.restoration) for output in outputs],
+            LstmState(*(s.index_select(2, order.restoration) for s in final)),
+        )
+
+    def _forward_dense(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        initial_state: LstmState,
+        running: Optional[List[int]] = None,
+    ) -> Tuple[List[torch.Tensor], LstmState]:
         timesteps = inputs.size(1)
         if self.cuda_graphs and not torch.is_grad_enabled():
             # Lengths rounded up to a multiple of GRAPH_BUCKET, so that inference batch shapes
@@ -422,6 +495,7 @@ class ElmoBiLstm(torch.nn.Module):
                 lengths,
                 (initial_state.hidden[i], initial_state.memory[i]),
                 self.cuda_graphs,
+                running,
             )
             if i > 0 and self.use_skip_connections:
                 output = output + layer_input

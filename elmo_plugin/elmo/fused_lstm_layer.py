@@ -9,7 +9,9 @@ Why, on a GPU:
   directions (the backward direction reads each sequence reversed in place), so the outputs at
   its words do not depend on it; the final state of each sequence is gathered at its own
   length, on the device. The steps past a sequence's end cost arithmetic, which a GPU has to
-  spare, instead of launches and stalls, which it has not.
+  spare, instead of launches and stalls, which it has not (except where float32 products set
+  the pace: there an inference pass, which has no backward pass to queue, may take the batch
+  sorted by length and each step's running count, `fused_layer`'s `running`).
 - **A few launches per step.** Forward: the recurrent product, the fused gate kernel
   (`elmo_plugin.elmo.lstm_gates`), the projection and its clipping; backward: two products, the
   gate kernel and the clipping mask. Autograd records one node per layer instead of a dozen per
@@ -54,7 +56,10 @@ def _run_steps(
     cell_clip: Optional[float],
     proj_clip: Optional[float],
     keep: bool,
+    running: Optional[Sequence[int]] = None,
 ) -> LayerRun:
+    """The forward step loop; with `running` (lanes sorted by length, longest first: how many
+    still run at each step), each step computes only those lanes' rows."""
     _, timesteps, batch, four_cells = input_products.shape
     cell, hidden_size = projection_weight.shape[1:]
     low = state_weight.dtype
@@ -63,6 +68,8 @@ def _run_steps(
         return input_products.new_empty(2, steps, batch, width, dtype=dtype)
 
     hiddens = buffer(timesteps + 1, hidden_size, low)
+    if running is not None:
+        hiddens.zero_()  # the finished lanes' steps are not written: their outputs are zeros
     memories = buffer(timesteps + 1, cell, torch.float32)
     hiddens[:, 0] = hidden0
     memories[:, 0] = memory0
@@ -70,24 +77,27 @@ def _run_steps(
     projected = buffer(timesteps, hidden_size, low) if keep and proj_clip else None
     kept = buffer(timesteps, four_cells, torch.float32) if keep else None
     for t in range(timesteps):
-        product = torch.bmm(hiddens[:, t], state_weight)
+        lanes = slice(0, running[t] if running is not None else batch)
+        if lanes.stop == 0:
+            break
+        product = torch.bmm(hiddens[:, t, lanes], state_weight)
         gates_forward(
-            input_products[:, t],
+            input_products[:, t, lanes],
             product,
-            memories[:, t],
-            memories[:, t + 1],
-            cell_outputs[:, t],
-            kept[:, t] if kept is not None else None,
+            memories[:, t, lanes],
+            memories[:, t + 1, lanes],
+            cell_outputs[:, t, lanes],
+            kept[:, t, lanes] if kept is not None else None,
             cell_clip,
             bias,
         )
-        projection = torch.bmm(cell_outputs[:, t], projection_weight)
+        projection = torch.bmm(cell_outputs[:, t, lanes], projection_weight)
         if projected is not None:
-            projected[:, t] = projection
+            projected[:, t, lanes] = projection
         if proj_clip:
-            torch.clamp(projection, -proj_clip, proj_clip, out=hiddens[:, t + 1])
+            torch.clamp(projection, -proj_clip, proj_clip, out=hiddens[:, t + 1, lanes])
         else:
-            hiddens[:, t + 1] = projection
+            hiddens[:, t + 1, lanes] = projection
     return LayerRun(hiddens, memories, cell_outputs, projected, kept)
 
 
@@ -244,6 +254,7 @@ def fused_layer(
     cell_clip: Optional[float],
     proj_clip: Optional[float],
     graphs: Optional["LayerGraphs"] = None,
+    running: Optional[Sequence[int]] = None,
 ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """
     Runs a layer over every step of a dense batch.
@@ -265,6 +276,10 @@ def fused_layer(
         `(batch,)` steps each sequence runs; its final state is the one after that many.
     graphs : `LayerGraphs`, optional
         This layer's CUDA graphs, to replay the step loops instead of launching them.
+    running : `Sequence[int]`, optional
+        For a pass that no gradient will follow, outside a graph: the batch sorted by length,
+        longest first, and how many sequences still run at each step; each step then computes
+        only their rows (the outputs past each length are zeros).
 
     # Returns
 
@@ -284,7 +299,7 @@ def fused_layer(
         captured.release()
         # The graph's buffers are overwritten by its next replay: the outputs are copies.
         return run.hiddens[:, 1:].to(torch.float32, copy=True), _final_states(run, lengths)
-    run = _run_steps(*differentiable, cell_clip, proj_clip, False)
+    run = _run_steps(*differentiable, cell_clip, proj_clip, False, running)
     return run.hiddens[:, 1:].float(), _final_states(run, lengths)
 
 

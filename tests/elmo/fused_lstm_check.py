@@ -31,6 +31,7 @@ def compare_paths(
     packed.fused = False
     fused = copy.deepcopy(packed)
     fused.fused = True
+    fused.sorted_inference = True
     lengths = torch.tensor([7, 3, 0, 5, 1], device=device)
     mask = torch.arange(7, device=device).unsqueeze(0) < lengths.unsqueeze(1)
     inputs = torch.randn(5, 7, 6, device=device)
@@ -58,6 +59,16 @@ def compare_paths(
     # The clipping bound somewhere, else the test would not check it.
     if cell_clip:
         assert results[0][3].abs().max() == cell_clip
+    # Inference, dense and sorted by length (the finished sequences' rows skipped).
+    dense = copy.deepcopy(fused)
+    dense.sorted_inference = False
+    with torch.no_grad():
+        inferred = [lstm(inputs, mask, initial) for lstm in (packed, fused, dense)]
+    expected_results = [*inferred[0][0], *inferred[0][1]]
+    for outputs, final in inferred[1:]:
+        for expected, actual in zip(expected_results, [*outputs, *final]):
+            scale = 1.0 if dtype == torch.float32 else max(float(expected.abs().max()), 1.0)
+            torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance * scale)
 
 
 if __name__ == "__main__":

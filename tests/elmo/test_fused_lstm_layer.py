@@ -16,6 +16,11 @@ from elmo_plugin.elmo.lstm_gates import triton
 from tests.elmo.fused_lstm_check import compare_paths
 from tests.paths import PROJECT_ROOT
 
+try:
+    from torch.utils.flop_counter import FlopCounterMode
+except ImportError:  # torch < 2.1
+    FlopCounterMode = None  # type: ignore[misc,assignment]
+
 
 @pytest.mark.parametrize("clips", [(3.0, 3.0), (None, None)], ids=["clipped", "unclipped"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -40,6 +45,40 @@ def test_the_fused_path_reads_nothing_back_to_the_host():
     with _host_reads_forbidden():
         outputs, final = lstm(inputs, mask)
         (outputs[-1].sum() + final.hidden.sum()).backward()
+
+
+@pytest.mark.skipif(FlopCounterMode is None, reason="this torch has no FlopCounterMode")
+def test_inference_on_the_fused_path_computes_no_step_past_a_sequence_end():
+    hidden, cell, layers = 4, 8, 2
+    lstm = ElmoBiLstm(6, hidden, cell, layers, cell_clip=3.0, proj_clip=3.0)
+    lstm.fused = True
+    lstm.sorted_inference = True
+    lengths = torch.tensor([2, 7, 0, 1])
+    mask = torch.arange(7).unsqueeze(0) < lengths.unsqueeze(1)
+    inputs = torch.randn(4, 7, 6)
+
+    def flops(needs_gradients: bool) -> int:
+        with FlopCounterMode(display=False) as counter:
+            lstm(inputs.clone().requires_grad_(needs_gradients), mask)
+        return counter.get_total_flops()
+
+    with torch.no_grad():
+        inference = flops(False)
+    padded_rows = 4 * 7 - int(lengths.sum())
+    step_products = 2 * 2 * (hidden * 4 * cell + cell * hidden)  # flops a row, both directions
+    assert flops(True) - inference == padded_rows * step_products * layers
+
+
+def test_inference_runs_sorted_where_it_was_measured_to_pay():
+    def lstm(cell: int, dtype: torch.dtype) -> ElmoBiLstm:
+        return ElmoBiLstm(6, 4, cell, 1, compute_dtype=dtype)
+
+    assert lstm(4096, torch.float32).sorts_inference()
+    assert not lstm(1024, torch.float32).sorts_inference()
+    assert not lstm(4096, torch.bfloat16).sorts_inference()
+    forced = lstm(8, torch.bfloat16)
+    forced.sorted_inference = True
+    assert forced.sorts_inference()
 
 
 class _host_reads_forbidden:
