@@ -28,9 +28,13 @@ def clip_gradient_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float
     if dense:
         norms.append(_total_norm([cast(torch.Tensor, p.grad) for p in dense]))
     norm = torch.stack([n.to(norms[0].device) for n in norms]).norm()
-    _clip_with_norm(dense, max_norm, norm)
-    scale = (max_norm / (norm + 1e-6)).clamp(max=1.0)
-    for gradient in sparse:
+    scale = (max_norm / (norm + 1e-6)).clamp(max=1.0)  # torch's factor, as in its clipping
+    scaled_one_by_one = sparse
+    if _MULTI_TENSOR_CLIPPING and dense:
+        torch.nn.utils.clip_grads_with_norm_(dense, max_norm, norm)
+    else:
+        scaled_one_by_one = sparse + [cast(torch.Tensor, p.grad) for p in dense]
+    for gradient in scaled_one_by_one:
         gradient.mul_(scale.to(gradient.device, gradient.dtype))
     return norm
 
@@ -42,16 +46,6 @@ def _total_norm(gradients: List[torch.Tensor]) -> torch.Tensor:
     if _MULTI_TENSOR_CLIPPING:
         return torch.nn.utils.get_total_norm(gradients)
     return torch.stack([g.float().norm().to(gradients[0].device) for g in gradients]).norm()
-
-
-def _clip_with_norm(parameters: List[torch.nn.Parameter], max_norm: float, norm: torch.Tensor):
-    if _MULTI_TENSOR_CLIPPING:
-        torch.nn.utils.clip_grads_with_norm_(parameters, max_norm, norm)
-        return
-    scale = (max_norm / (norm + 1e-6)).clamp(max=1.0)
-    for parameter in parameters:
-        gradient = cast(torch.Tensor, parameter.grad)
-        gradient.mul_(scale.to(gradient.device, gradient.dtype))
 
 
 @Trainer.register("sparse_gradient_descent", constructor="from_partial_objects")
