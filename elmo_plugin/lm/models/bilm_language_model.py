@@ -77,14 +77,14 @@ class BilmLanguageModel(Model):
     tf32 : `bool`, optional (default = `False`)
         float32 training with TF32 products on CUDA (Ampere and later): float32's range, the
         products' inputs rounded to 10 mantissa bits (about 1e-3 relative per product),
-        float32 sums. On an H200 2.5x float32 at 512 lanes (docs/performance.md). The model
+        float32 sums. On an H200 2.9x float32 at 512 lanes (docs/performance.md). The model
         sets torch's process-wide switches (`torch.backends.cuda.matmul.allow_tf32` and
         `torch.backends.cudnn.allow_tf32`) when it is built, and says so in the log: the
         backward pass runs outside the model, where only a process-wide switch reaches.
     cuda_graphs : `bool`, optional (default = `False`)
         On CUDA, the LSTM's step loops (forward and backward) replay as CUDA graphs once a
         batch shape has come twice (packed training has one shape): no Python and no launch per
-        kernel. On an H200 at 128 lanes in bfloat16, 91k tokens/s instead of 69k; more memory
+        kernel. On an H200 at 128 lanes in bfloat16, 94k tokens/s instead of 53k; more memory
         (the graphs keep their buffers). See `elmo_plugin.elmo.fused_lstm_layer.LayerGraphs`.
     compute_dtype : `str`, optional (default = `"float32"`)
         `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
