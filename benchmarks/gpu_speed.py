@@ -21,12 +21,16 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
    same step with CUDA graphs, with the packed LSTM path (the CPU's, the GPU's before the fused
    path), with the dense softmax gradient, and with CUDA graphs and one optimizer group (every
    parameter stepped one tensor at a time, as before the config's groups).
-3. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
+3. **Inference sorted by length** against the dense path (`--parts sorted`): our `Elmo`
+   without CUDA graphs, each size, dtype and batch size, alternating; the evidence for
+   `ElmoBiLstm.sorts_inference`'s rule.
+4. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
    per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
    projection clipping, so it is not ELMo's function).
 
     python benchmarks/gpu_speed.py                 # on a CUDA machine
-    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes (tests)
+    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes, on
+                                                        # fixtures/lm/wiki_valid.txt (a test)
 
 Words come from ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz (a copy of that file
 is all the run needs); training targets are drawn log-uniformly, as the vocabulary's
@@ -47,9 +51,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy
 import torch
 
-from common import header, read_sentences, shared_data, write_random_bilm
+from common import ROOT, header, read_sentences, shared_data, write_random_bilm
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+TOY_CORPUS = ("fixtures", "lm", "wiki_valid.txt")  # in the project, for `--toy`
 PAPER_VOCABULARY = 793_471
 WINDOW = 20
 PAPER_CONFIG = os.path.join(
@@ -654,7 +659,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--toy", action="store_true", help="toy sizes, to check the script")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--parts", nargs="+", default=["embedding", "training", "cudnn"])
+    parser.add_argument("--parts", nargs="+", default=["embedding", "sorted", "training", "cudnn"])
     args = parser.parse_args(argv)
     from elmo_plugin.elmo.lstm_gates import triton
 
@@ -663,7 +668,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         header(f"{args.device} ({device_name(args.device)})", str(torch.get_num_threads()))
         + f"; {versions}"
     )
-    sentences = read_sentences(shared_data(*CORPUS), 64 if args.toy else 1024)
+    corpus = os.path.join(ROOT, *TOY_CORPUS) if args.toy else shared_data(*CORPUS)
+    sentences = read_sentences(corpus, 64 if args.toy else 1024)
     if args.toy:
         from elmo_plugin.elmo.published_sizes import published_options
 
@@ -695,6 +701,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     if "embedding_profile" in args.parts:
         embedding_profile(sentences[:256], 32, args.device, "bfloat16, graphs")
         embedding_profile(sentences[:512], 256, args.device, "float32")
+        embedding_profile(sentences[:128], 32, args.device, "float32")
     if "encoder" in args.parts:
         encoder_table(
             options,

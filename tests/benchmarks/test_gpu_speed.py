@@ -1,0 +1,30 @@
+"""`benchmarks/gpu_speed.py`, the one command a lent GPU runs (`benchmarks/gpu_check.sh`), at toy
+sizes on the CPU: every default table comes out with its rows, so that a GPU's few minutes are
+not spent finding a broken script."""
+
+import os
+import subprocess
+import sys
+
+from tests.paths import PROJECT_ROOT
+
+TABLES = {
+    "## Embedding": "| small | 32 |",
+    "## Training the paper's biLM": "| 4 | bfloat16, CUDA graphs, one optimizer group |",
+    "## Inference sorted by length against dense": "| small | 32 | bfloat16 |",
+}
+
+
+def test_the_gpu_benchmark_runs_at_toy_sizes_on_the_cpu():
+    result = subprocess.run(
+        [sys.executable, "benchmarks/gpu_speed.py", "--device", "cpu", "--toy"],
+        cwd=PROJECT_ROOT,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    for title, row in TABLES.items():
+        table = result.stdout.split(title, 1)[-1].split("\n## ", 1)[0]
+        assert title in result.stdout and row in table, result.stdout
