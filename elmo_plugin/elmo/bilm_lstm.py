@@ -191,13 +191,16 @@ class BiLstmLayer(torch.nn.Module):
         and `initial` as in `forward`, in batch order. Returns the outputs `(2, timesteps,
         batch, hidden)` float32 (meaningful up to each length) and the final states. With
         `cuda_graphs`, the step loops of shapes that recur replay as CUDA graphs; with
-        `running` (`fused_layer`'s), an inference pass skips the finished sequences' rows.
+        `running` (`fused_layer`'s), an inference pass skips the finished sequences' rows, in
+        the input products too.
         """
         input_weight, state_weight, projection_weight = self._weights()
         _, timesteps, batch, _ = inputs.shape
-        input_products = torch.bmm(
-            inputs.reshape(2, timesteps * batch, -1).to(input_weight.dtype), input_weight
-        )
+        flat_inputs = inputs.reshape(2, timesteps * batch, -1).to(input_weight.dtype)
+        if running is None:
+            input_products = torch.bmm(flat_inputs, input_weight)
+        else:
+            input_products = _products_of_running_rows(flat_inputs, input_weight, running, batch)
         return fused_layer(
             input_products.view(2, timesteps, batch, -1),
             self.bias,
@@ -240,6 +243,19 @@ class BiLstmLayer(torch.nn.Module):
         if state_weight.dtype == torch.float32:
             return _product_adder(_column_major(state_weight))
         return _product_adder(state_weight)
+
+
+def _products_of_running_rows(
+    flat_inputs: torch.Tensor, weight: torch.Tensor, running: Sequence[int], batch: int
+) -> torch.Tensor:
+    """`flat_inputs @ weight` `(2, timesteps * batch, out)` on the rows of the sequences still
+    running at each step only (a batch sorted by length: step `t`'s first `running[t]` rows);
+    the others are left unwritten, as the step loop reads none of them."""
+    rows = torch.cat([torch.arange(t * batch, t * batch + n) for t, n in enumerate(running)])
+    rows = rows.to(flat_inputs.device)
+    products = flat_inputs.new_empty(*flat_inputs.shape[:2], weight.size(-1))
+    products[:, rows] = torch.bmm(flat_inputs[:, rows], weight)
+    return products
 
 
 def _product_adder(weight: torch.Tensor) -> StepProduct:

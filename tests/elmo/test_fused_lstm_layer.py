@@ -65,8 +65,12 @@ def test_inference_on_the_fused_path_computes_no_step_past_a_sequence_end():
     with torch.no_grad():
         inference = flops(False)
     padded_rows = 4 * 7 - int(lengths.sum())
-    step_products = 2 * 2 * (hidden * 4 * cell + cell * hidden)  # flops a row, both directions
-    assert flops(True) - inference == padded_rows * step_products * layers
+    # A row's products in a layer, both directions: its input's, the recurrent one and the
+    # projection; the first layer's input has 6 features, the second's `hidden`.
+    per_row = [
+        2 * 2 * (width * 4 * cell + hidden * 4 * cell + cell * hidden) for width in (6, hidden)
+    ]
+    assert flops(True) - inference == padded_rows * sum(per_row)
 
 
 def test_inference_runs_sorted_where_it_was_measured_to_pay():
