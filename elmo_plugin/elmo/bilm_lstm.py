@@ -174,7 +174,8 @@ class BiLstmLayer(torch.nn.Module):
         final_hidden = torch.cat([hidden] + [h for h, _ in reversed(finished)], dim=1)
         final_memory = torch.cat([memory] + [m for _, m in reversed(finished)], dim=1)
         # Outputs and states in float32 (one conversion for all the steps, none in float32).
-        return torch.cat(outputs, dim=1).float(), (final_hidden.float(), final_memory)
+        packed = torch.cat(outputs, dim=1) if outputs else inputs.new_zeros(2, 0, self.hidden_size)
+        return packed.float(), (final_hidden.float(), final_memory)
 
     def forward_fused(
         self,

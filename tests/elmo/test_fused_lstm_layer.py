@@ -28,6 +28,25 @@ def test_the_fused_path_equals_the_packed_path(clips, dtype):
     compare_paths("cpu", dtype, *clips)
 
 
+@pytest.mark.parametrize("sorted_inference", [False, True])
+def test_both_paths_take_a_batch_of_empty_sequences(sorted_inference):
+    """Zero outputs and the initial states back, on the packed path (which had no step to
+    concatenate) and on the fused one, dense and sorted."""
+    mask = torch.zeros(2, 3, dtype=torch.bool)
+    inputs = torch.randn(2, 3, 6)
+    packed = ElmoBiLstm(6, 4, 8, 2)
+    fused = copy.deepcopy(packed)
+    fused.fused, fused.sorted_inference = True, sorted_inference
+    initial = packed.zero_state(2, inputs)
+    initial = type(initial)(initial.hidden + 0.5, initial.memory - 0.5)
+    for lstm in (packed, fused):
+        with torch.no_grad():
+            outputs, final = lstm(inputs, mask, initial)
+        assert all(not output.any() for output in outputs)
+        torch.testing.assert_close(final.hidden, initial.hidden)
+        torch.testing.assert_close(final.memory, initial.memory)
+
+
 def test_the_gpu_runs_fused_and_the_cpu_packed():
     lstm = ElmoBiLstm(4, 3, 5, 2)
     assert not lstm.runs_fused(torch.zeros(1))
