@@ -52,10 +52,8 @@ def compare_paths(
             + [leaf_initial.hidden.grad, leaf_initial.memory.grad]
             + [p.grad for p in lstm.parameters()]
         )
-    tolerance = TOLERANCES[dtype]
     for expected, actual in zip(*results):
-        scale = 1.0 if dtype == torch.float32 else max(float(expected.abs().max()), 1.0)
-        torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance * scale)
+        _assert_close(actual, expected, dtype)
     # The clipping bound somewhere, else the test would not check it.
     if cell_clip:
         assert results[0][3].abs().max() == cell_clip
@@ -67,8 +65,13 @@ def compare_paths(
     expected_results = [*inferred[0][0], *inferred[0][1]]
     for outputs, final in inferred[1:]:
         for expected, actual in zip(expected_results, [*outputs, *final]):
-            scale = 1.0 if dtype == torch.float32 else max(float(expected.abs().max()), 1.0)
-            torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance * scale)
+            _assert_close(actual, expected, dtype)
+
+
+def _assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype) -> None:
+    tolerance = TOLERANCES[dtype]
+    scale = 1.0 if dtype == torch.float32 else max(float(expected.abs().max()), 1.0)
+    torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance * scale)
 
 
 if __name__ == "__main__":
