@@ -516,7 +516,7 @@ def _channels_first_convolution(embedded, weight, bias=None):
 
 # The choices the character encoder's GPU path was measured against: "before" is what CUDA ran
 # until the pooling and the distinct-row search were given GPU paths of their own.
-ENCODER_VARIANTS: Dict[str, Dict[str, Callable]] = {
+ENCODER_VARIANTS: Dict[str, Dict[str, Any]] = {
     "before: adaptive_max_pool2d, unique(dim=0)": {
         "max_over_positions": _adaptive_pooling,
         "distinct_rows": _sorted_unique,
@@ -530,23 +530,30 @@ ENCODER_VARIANTS: Dict[str, Dict[str, Callable]] = {
         "max_pooled_convolution": _channels_first_convolution
     },
     "now: max(dim), keyed rows": {},
+    # Not a function but the encoder's setting: the CNN at every position, nothing read back.
+    "every position, no host reads": {"deduplicates": False},
 }
 
 
 @contextlib.contextmanager
-def encoder_variant(name: str):
-    """The character encoder's module functions replaced by those of `ENCODER_VARIANTS[name]`."""
+def encoder_variant(name: str, encoder):
+    """The character encoder's module functions replaced by those of `ENCODER_VARIANTS[name]`,
+    and `encoder`'s settings by its settings (its entries that are not functions)."""
     from elmo_plugin.elmo import character_encoder
 
-    replaced = ENCODER_VARIANTS[name]
-    saved = {attribute: getattr(character_encoder, attribute) for attribute in replaced}
-    for attribute, function in replaced.items():
-        setattr(character_encoder, attribute, function)
+    variant = ENCODER_VARIANTS[name]
+    owners = {True: character_encoder, False: encoder}
+    saved = [
+        (owners[callable(value)], attribute, getattr(owners[callable(value)], attribute))
+        for attribute, value in variant.items()
+    ]
+    for owner, attribute, _ in saved:
+        setattr(owner, attribute, variant[attribute])
     try:
         yield
     finally:
-        for attribute, function in saved.items():
-            setattr(character_encoder, attribute, function)
+        for owner, attribute, value in saved:
+            setattr(owner, attribute, value)
 
 
 def encoder_table(options, sentences, lanes: int, device: str, runs: int) -> None:
@@ -574,7 +581,7 @@ def encoder_table(options, sentences, lanes: int, device: str, runs: int) -> Non
                 compute_dtype=dtype,
             ).to(device)
             samples = []
-            with encoder_variant(name):
+            with encoder_variant(name, encoder):
                 for run in range(runs + 2):
                     synchronize(device)
                     start = time.perf_counter()
@@ -599,7 +606,7 @@ def encoder_variant_training(
     for lanes in lane_counts:
         batches = packed_batches(sentences, lanes, vocabulary_size, 4)
         for name in ENCODER_VARIANTS:
-            with encoder_variant(name):
+            with encoder_variant(name, model.bilm.character_encoder):
                 result = measure_training(model, batches, device, steps, True)
             print(
                 f"| {lanes} | {name} | {result['tokens_per_s']:,.0f} | {result['ms']:.1f} | "

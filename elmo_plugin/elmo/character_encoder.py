@@ -88,7 +88,10 @@ class ElmoCharacterEncoder(torch.nn.Module):
 
     Unlike AllenNLP's encoder, the CNN runs once per distinct token of a batch (padding is
     never encoded), and, while the encoder is frozen, once per distinct token ever seen:
-    up to `cache_size` token types are remembered across batches.
+    up to `cache_size` token types are remembered across batches. Finding the distinct tokens
+    reads counts back from the device; with `deduplicates = False` the CNN runs at every
+    position instead and nothing is read back (for a GPU step that should not wait on the
+    device; which wins there is `benchmarks/gpu_speed.py --parts variants`'s to say).
 
     # Parameters
 
@@ -172,6 +175,10 @@ class ElmoCharacterEncoder(torch.nn.Module):
         self._type_cache = TokenTypeCache()
         self.compute_dtype = compute_dtype
         self._reduced = ReducedCopies()
+        # Whether the CNN runs once per distinct token of a batch (the default) or at every
+        # position: up to several times the work, but nothing read back to the host, so a GPU
+        # step need not wait for its count of distinct tokens (`_encode_every_token`).
+        self.deduplicates = True
 
     def get_output_dim(self) -> int:
         return self.projection_dim
@@ -213,7 +220,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
         """Encodes each distinct unmasked token of the batch once, in the compute dtype even
         under AMP's autocast (which would make the products float16)."""
         with torch.autocast(character_ids.device.type, enabled=False):
-            return self._encode_distinct_tokens(character_ids, mask)
+            if self.deduplicates:
+                return self._encode_distinct_tokens(character_ids, mask)
+            return self._encode_every_token(character_ids, mask)
 
     def _encode_distinct_tokens(
         self, character_ids: torch.Tensor, mask: torch.Tensor
@@ -233,17 +242,30 @@ class ElmoCharacterEncoder(torch.nn.Module):
             "mask": mask,
         }
 
+    def _encode_every_token(
+        self, character_ids: torch.Tensor, mask: torch.Tensor
+    ) -> Dict[str, torch.Tensor]:
+        """Encodes every position, padding included, untrimmed and uncached: each shortcut of
+        `_encode_distinct_tokens` (the selection of real tokens, the distinct rows, the trim,
+        the scatter back) needs a count read back from the device."""
+        batch_size, num_tokens, num_characters = character_ids.shape
+        encoded = self._encode(character_ids.view(-1, num_characters), trim=False)
+        token_embedding = encoded.view(batch_size, num_tokens, self.projection_dim)
+        return {"token_embedding": token_embedding * mask.unsqueeze(-1), "mask": mask}
+
     def encode_token_types(self, type_ids: torch.Tensor) -> torch.Tensor:
         """Encodes `(num_types, 50)` distinct character-id rows, through the cache when frozen."""
         if not self._cache_usable():
             return self._encode(type_ids)
         return self._type_cache.encode(type_ids, self._encode, self.cache_size)
 
-    def _encode(self, type_ids: torch.Tensor) -> torch.Tensor:
+    def _encode(self, type_ids: torch.Tensor, trim: bool = True) -> torch.Tensor:
         """The encodings of `(num_types, 50)` character-id rows, float32: the convolutions and
         the linear layers in the compute dtype, on weights cast once per call (and kept while
-        frozen), their biases added in float32, the highway gating float32."""
-        type_ids = self._trim_padding(type_ids)
+        frozen), their biases added in float32, the highway gating float32. `trim`: only as
+        many character positions as the longest row needs (`_trim_padding`)."""
+        if trim:
+            type_ids = self._trim_padding(type_ids)
         exact = self.compute_dtype == torch.float32
         char_embedding, convolution_weights, highway_weights, projection_weight = self._weights()
         embedded = torch.nn.functional.embedding(type_ids, char_embedding)

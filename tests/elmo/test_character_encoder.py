@@ -1,3 +1,4 @@
+import copy
 from typing import cast
 
 import pytest
@@ -7,6 +8,7 @@ from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo import load_bilm
 from elmo_plugin.elmo.character_encoder import max_pooled_convolution
+from tests.host_reads import host_reads_forbidden
 
 
 def per_occurrence_encoding(encoder, ids):
@@ -77,6 +79,43 @@ def test_trainable_encoder_gets_gradients_through_deduplicated_types(
     assert encoder.char_embedding.grad is not None
     assert encoder.char_embedding.grad.abs().sum() > 0
     assert len(encoder._type_cache) == 0
+
+
+def _trained_encoders(elmo_options, elmo_weights):
+    """Two copies of one trainable encoder: one encoding each distinct token of a batch once,
+    the other (`deduplicates = False`) every position."""
+    distinct = load_bilm(elmo_options, elmo_weights).character_encoder.train()
+    every = copy.deepcopy(distinct)
+    every.deduplicates = False
+    return distinct, every
+
+
+def test_encoding_every_position_gives_the_deduplicated_encodings_and_gradients(
+    elmo_options, elmo_weights, sentences
+):
+    distinct, every = _trained_encoders(elmo_options, elmo_weights)
+    # Repeated words, padding, an empty sentence and a word of 49 characters (no trim).
+    ids = batch_to_ids(sentences[:5] + [[], ["x" * 49, "the", "the"]])
+    weights = torch.randn(ids.size(0), ids.size(1) + 2, distinct.get_output_dim())
+    for encoder in (distinct, every):
+        encoded = encoder(ids)
+        (encoded["token_embedding"] * weights).sum().backward()
+    torch.testing.assert_close(
+        every(ids)["token_embedding"], distinct(ids)["token_embedding"], atol=1e-6, rtol=0
+    )
+    for (name, mine), (_, reference) in zip(every.named_parameters(), distinct.named_parameters()):
+        torch.testing.assert_close(mine.grad, reference.grad, atol=1e-5, rtol=1e-5, msg=name)
+
+
+def test_encoding_every_position_reads_nothing_back_to_the_host(elmo_options, elmo_weights):
+    """What the GPU's training step can run without waiting for the device; the deduplicating
+    encoder needs counts (the check that this test can fail)."""
+    distinct, every = _trained_encoders(elmo_options, elmo_weights)
+    windows = batch_to_ids([["<S>", "the", "cat", "the"], ["sat", "</S>", "<S>", "a"]])
+    with host_reads_forbidden():
+        every.encode_without_markers(windows)["token_embedding"].sum().backward()
+        with pytest.raises(AssertionError, match="read back to the host"):
+            distinct.encode_without_markers(windows)
 
 
 def test_long_non_ascii_and_control_tokens(elmo_options, elmo_weights):

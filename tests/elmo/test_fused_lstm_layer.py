@@ -14,6 +14,7 @@ import torch
 from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm
 from elmo_plugin.elmo.lstm_gates import triton
 from tests.elmo.fused_lstm_check import compare_paths
+from tests.host_reads import host_reads_forbidden
 from tests.paths import PROJECT_ROOT
 
 try:
@@ -55,13 +56,13 @@ def test_the_gpu_runs_fused_and_the_cpu_packed():
 
 
 def test_the_fused_path_reads_nothing_back_to_the_host():
-    """No `.item()`, `int(tensor)` or nonzero on the fused path: checked by running it with
-    every host read of a device value turned into an error."""
+    """No `.item()`, `int(tensor)`, nonzero or boolean selection on the fused path: checked by
+    running it with every host read of a device value turned into an error."""
     lstm = ElmoBiLstm(6, 4, 8, 2, cell_clip=3.0, proj_clip=3.0)
     lstm.fused = True
     mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
     inputs = torch.randn(2, 5, 6, requires_grad=True)
-    with _host_reads_forbidden():
+    with host_reads_forbidden():
         outputs, final = lstm(inputs, mask)
         (outputs[-1].sum() + final.hidden.sum()).backward()
 
@@ -102,28 +103,6 @@ def test_inference_runs_sorted_where_it_was_measured_to_pay():
     forced = lstm(8, torch.bfloat16)
     forced.sorted_inference = True
     assert forced.sorts_inference()
-
-
-class _host_reads_forbidden:
-    """Makes `Tensor.__int__`, `.item()`, `.tolist()` and `nonzero` raise."""
-
-    NAMES = ("__int__", "__index__", "item", "tolist", "nonzero", "__bool__")
-
-    def __enter__(self):
-        self.saved = {name: getattr(torch.Tensor, name) for name in self.NAMES}
-
-        def forbidden(name):
-            def read(*args, **kwargs):
-                raise AssertionError(f"Tensor.{name}: a device value read back to the host")
-
-            return read
-
-        for name in self.NAMES:
-            setattr(torch.Tensor, name, forbidden(name))
-
-    def __exit__(self, *exc):
-        for name, method in self.saved.items():
-            setattr(torch.Tensor, name, method)
 
 
 @pytest.mark.skipif(triton is None, reason="this torch has no Triton")
