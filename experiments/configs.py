@@ -21,14 +21,14 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 import elmo_plugin  # noqa: F401  (its configs' `elmo_plugin/...` imports resolve in jsonnet)
 from allennlp.common import params
 
-from experiments.conll import SAMPLE_FILE
+from experiments.samples import SAMPLE_FILE
 
 Config = Dict[str, Any]
 CONFIGS = os.path.join(os.path.dirname(os.path.abspath(elmo_plugin.__file__)), "training_configs")
 
 
 def sample_by_name(config: Config) -> Config:
-    """A training sample of sample_efficiency's (experiments/conll.py) is named by its file
+    """A training sample of sample_efficiency's (experiments/samples.py) is named by its file
     name, whatever the dir the job wrote it to: the name fixes its sentences."""
     path = config.get("train_data_path")
     if isinstance(path, str) and SAMPLE_FILE.fullmatch(os.path.basename(path)):

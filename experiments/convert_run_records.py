@@ -33,8 +33,7 @@ if __package__ in (None, ""):  # run as a file: the project root, not experiment
 
 from experiments import configs, records  # noqa: E402
 from experiments.allennlp_runs import PROJECT_ROOT, epoch_values, project_path  # noqa: E402
-from experiments.conll import SAMPLE_FILE, conll_sentences, sample_size  # noqa: E402
-from experiments.planning import SAMPLED_TASK  # noqa: E402
+from experiments.samples import FORMATS, SAMPLE_FILE, sample_size  # noqa: E402
 from experiments.tasks import TASKS  # noqa: E402
 
 
@@ -44,7 +43,9 @@ def old_digest(config_file: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def training_sentences(config: Dict[str, Any], base: Dict[str, Any]) -> Optional[int]:
+def training_sentences(
+    config: Dict[str, Any], base: Dict[str, Any], file_format: str
+) -> Optional[int]:
     """How many training sentences the run read: its sample's size (a fraction of its config
     file's training data), or all of its training data; None without the data here."""
     path = config.get("train_data_path", "")
@@ -53,7 +54,8 @@ def training_sentences(config: Dict[str, Any], base: Dict[str, Any]) -> Optional
     if sample is not None:
         fraction, path = float(sample["percent"]) / 100, base["train_data_path"]
     try:
-        return sample_size(len(conll_sentences(os.path.join(PROJECT_ROOT, path))), fraction)
+        sentences = FORMATS[file_format].read(os.path.join(PROJECT_ROOT, path))
+        return sample_size(len(sentences), fraction)
     except FileNotFoundError:
         return None
 
@@ -82,8 +84,9 @@ def convert(run_dir: str, records_dir: str) -> str:
     with open(os.path.join(run_dir, "metrics.json"), encoding="utf-8") as handle:
         metrics = json.load(handle)
     facts: Dict[str, Any] = {}
-    if task == SAMPLED_TASK:
-        count = training_sentences(config, base)
+    file_format = TASKS[task].sample_format if task in TASKS else None
+    if file_format is not None:
+        count = training_sentences(config, base, file_format)
         if count is not None:
             facts["training_sentences"] = count
     curve = (TASKS[task].epoch_curve_metric,) if task in TASKS else ()

@@ -3,14 +3,15 @@ The ELMo paper's (Peters et al. 2018) results in miniature, every number from `a
 runs of the configs in elmo_plugin/training_configs/, each in a fresh process on `--threads`
 threads, `--parallel` at a time, on the fixed splits of ../shared/data (its README, section 8):
 
-  table1             NER, SRL, SNLI, SQuAD: baseline against +ELMo (ELMo at the input for
-                     NER and SRL, at the input and output for SNLI and SQuAD, as in the paper)
+  table1             NER, SRL, SNLI, SQuAD, SST-5, coreference: baseline against +ELMo (ELMo
+                     at the input for NER, SRL and coreference, at the input and output for SNLI
+                     and SQuAD, as in the paper; at the input for SST-5, as AllenNLP's config)
   table2             NER and SNLI with ELMo at the input: the top biLM layer only against all
                      layers with lambda = 1 and lambda = 0.001 on the layer weights
   table3             SNLI (and SQuAD with --tasks): ELMo at the input only, at the input and
                      output, at the output only
-  sample_efficiency  NER test F1 against the fraction of training sentences, with and without
-                     ELMo
+  sample_efficiency  NER test F1 and SST-5 test accuracy against the fraction of training
+                     sentences, with and without ELMo
   figure2            the softmax-normalised layer weights learned by the +ELMo runs of table1,
                      as a PNG and a table
   all                all of these, in this order
@@ -37,9 +38,10 @@ started again with the same options, and with `--records experiments/results/pap
 (the config as AllenNLP trains it) is not the recorded one trains again, naming the keys that
 differ.
 
-sample_efficiency trains on a seeded sample of a fraction f of the CoNLL-2003 training
-sentences (written to `<output-dir>/data/`) for epochs / f epochs, as many updates as the full
-set, up to `ner.subsample_max_epochs`, without early stopping. Run from the project root:
+sample_efficiency trains on a seeded sample of a fraction f of a task's training sentences
+(CoNLL-2003's, SST's trees; written to `<output-dir>/data/`) for epochs / f epochs, as many
+updates as the full set, up to the task's `subsample_max_epochs`; NER without early stopping,
+SST-5 with its config's patience. Run from the project root:
 
     python experiments/paper_tables.py all
     python experiments/paper_tables.py table1 --tasks ner srl --set ner.epochs=6

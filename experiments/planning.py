@@ -13,8 +13,8 @@ from elmo_plugin.elmo.bilm_tf_format import read_options
 
 from experiments import configs
 from experiments.allennlp_runs import PROJECT_ROOT, Run, project_path
-from experiments.conll import (
-    conll_sentences,
+from experiments.samples import (
+    FORMATS,
     sample_file_name,
     sample_sentences,
     sample_size,
@@ -24,8 +24,6 @@ from experiments.tasks import TASKS, Task, budgets_with, task_overrides
 
 ELMO_BLOCK = "elmo_plugin/training_configs/common/elmo.libsonnet"
 DEFAULT_LAMBDA = 0.001
-# The task whose training data sample_efficiency samples (CoNLL-2003 sentences).
-SAMPLED_TASK = "ner"
 SEED_KEYS, ALLENNLP_SEEDS = ("random_seed", "numpy_seed", "pytorch_seed"), (13370, 1337, 133)
 
 
@@ -145,9 +143,9 @@ class Plan:
         return fields
 
     def facts(self, task: Task, overrides: Dict[str, Any], fraction: float) -> Dict[str, Any]:
-        """What the tables show of a run's data: the number of training sentences of the
+        """What the tables show of a run's data: the number of training sentences of a
         sampled task's runs, counted when its training data is here (else the record has it)."""
-        if task.name != SAMPLED_TASK:
+        if task.sample_format is None:
             return {}
         try:
             sentences = self.training_sentences(task, self.extra_overrides[task.name])
@@ -164,14 +162,13 @@ class Plan:
         sample = os.path.join(self.output_dir, "data", sample_file_name(task.name, fraction, seed))
         if not self.dry_run:
             sentences = self.training_sentences(task, overrides)
-            write_sentences(sample_sentences(sentences, fraction, seed), sample)
+            write_sentences(
+                sample_sentences(sentences, fraction, seed), sample, str(task.sample_format)
+            )
         budget = self.budgets[task.name]
         fields = {
             "num_epochs": min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction)),
-            # No early stopping: on a few sentences dev F1 can stay 0 for several epochs.
-            "patience": None,
-            # The label vocabulary comes from train only, and a sample can miss tags dev has.
-            "all_tags_in_vocabulary": True,
+            **task.sample_fields,
         }
         return fields, {"train_data_path": project_path(sample)}
 
@@ -179,12 +176,12 @@ class Plan:
         source = overrides.get("train_data_path") or task.config_value(
             "baseline", "train_data_path"
         )
-        return _sentences(os.path.join(PROJECT_ROOT, source))
+        return _sentences(os.path.join(PROJECT_ROOT, source), str(task.sample_format))
 
 
 @functools.lru_cache(maxsize=8)
-def _sentences(path: str) -> List[str]:
-    return conll_sentences(path)
+def _sentences(path: str, file_format: str) -> List[str]:
+    return FORMATS[file_format].read(path)
 
 
 def top_layer_only_weights(num_layers: int) -> List[float]:

@@ -305,6 +305,7 @@ def task_results(renderer: Renderer, task: str) -> str:
         ("finetuned", ["budget"]),
         ("table2", ["budget"]),
         ("table3", ["budget"]),
+        ("sample_efficiency", ["task"]),
     ]:
         body, _ = renderer.job_table("paper_tables", table)
         rows = [row for row in body.rows if row[0] == title]
@@ -328,13 +329,39 @@ TABLE_NAMES = {
     "finetuned": "With the biLM fine-tuned (not the paper's)",
     "table2": "Table 2, which layers, dev / test",
     "table3": "Table 3, where ELMo goes, dev / test",
+    "sample_efficiency": "Sample efficiency, test set, 3 seeds",
 }
 ANCHORS = {
     "table1": "table-1",
     "finetuned": "srl-the-bug-that-hid-elmos-gain",
     "table2": "table-2-which-layers-dev--test-3-seeds",
     "table3": "table-3-where-elmo-goes-snli-dev--test-accuracy-3-seeds",
+    "sample_efficiency": "sample-efficiency-test-scores-3-seeds",
 }
+
+
+def sampled_task_line(renderer: Renderer, name: str) -> List[str]:
+    """The model card's line of a task's sample-efficiency cells (mean ± spread over the seeds),
+    if any is recorded."""
+    task = TASKS[name]
+    metric = task.test_metrics[-1]
+    fractions = []
+    for fraction in renderer.jobs["paper_tables"].args.fractions:
+        if fraction < 1.0:
+            base, better = (
+                renderer.cell("sample_efficiency", name, variant, fraction=fraction)
+                for variant in ("baseline", TASKS[name].table1_elmo)
+            )
+            if base.ok and better.ok:
+                fractions.append(
+                    f"with {100 * fraction:g}% {percent(base, metric)} → {percent(better, metric)}"
+                )
+    if not fractions:
+        return []
+    return [
+        f"- {task.title} with part of its training sentences: {task.metric_name} "
+        f"{', '.join(fractions)}."
+    ]
 
 
 def model_card(renderer: Renderer, _: str) -> str:
@@ -364,19 +391,9 @@ def model_card(renderer: Renderer, _: str) -> str:
             f"bfloat16): {headline(finetuned):.2f} "
             f"({headline_increase(srl_baseline, finetuned)})."
         )
-    fractions = []
-    for fraction in renderer.jobs["paper_tables"].args.fractions:
-        if fraction < 1.0:
-            base, better = (
-                renderer.cell("sample_efficiency", "ner", variant, fraction=fraction)
-                for variant in ("baseline", "elmo")
-            )
-            if base.ok and better.ok:
-                fractions.append(
-                    f"with {100 * fraction:g}% {headline(base):.2f} → {headline(better):.2f}"
-                )
-    if fractions:
-        lines.append(f"- NER with part of its training sentences: F1 {', '.join(fractions)}.")
+    for name, task in TASKS.items():
+        if task.sample_format is not None:
+            lines += sampled_task_line(renderer, name)
     top_layer = []
     for name in ("ner", "snli"):
         variant = TASKS[name].input_elmo

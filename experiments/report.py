@@ -12,7 +12,7 @@ TITLES = {
     "table1": "Table 1: baseline against +ELMo, test set",
     "table2": "Table 2: all biLM layers (λ=1, λ=0.001) against the top layer only",
     "table3": "Table 3: ELMo at the input, at the output, or both",
-    "sample_efficiency": "Sample efficiency: CoNLL-2003 NER test F1 against training data",
+    "sample_efficiency": "Sample efficiency: test scores against the training data",
     "figure2": "Figure 2: learned layer weights of the table 1 +ELMo runs",
     "convergence": "Convergence: table 1's runs after each epoch (mean over seeds)",
     "bfloat16": "ELMo in bfloat16 against float32: the table 1 +ELMo runs at the same seeds",

@@ -9,7 +9,7 @@ from elmo_plugin.elmo.layer_weight_names import GAMMA
 from experiments import plot_layer_weights
 from experiments.allennlp_runs import Result, Run, Runner
 from experiments.markdown import Table
-from experiments.planning import DEFAULT_LAMBDA, SAMPLED_TASK, Plan
+from experiments.planning import DEFAULT_LAMBDA, Plan
 from experiments.scores import (
     dev_and_test,
     dev_score,
@@ -31,6 +31,7 @@ DEFAULT_TASKS = {
     "convergence": list(TASKS),
     "bfloat16": ["ner"],
     "finetuned": [name for name, task in TASKS.items() if task.finetuned_elmo is not None],
+    "sample_efficiency": [name for name, task in TASKS.items() if task.sample_format is not None],
 }
 # A fine-tuned biLM has no activation cache: it runs forward and backward every epoch, which
 # ELMo in bfloat16 makes affordable (about 3x float32's speed on a CPU with AVX512_BF16).
@@ -69,6 +70,8 @@ class PaperTables:
             chosen = [name for name in chosen if TASKS[name].input_elmo is not None]
         if table == "finetuned":
             chosen = [name for name in chosen if TASKS[name].finetuned_elmo is not None]
+        if table == "sample_efficiency":
+            chosen = [name for name in chosen if TASKS[name].sample_format is not None]
         return task_names(list(chosen))
 
     def cell_results(self, cells: List[List[Run]]) -> Tuple[List[Result], List[Result]]:
@@ -193,39 +196,46 @@ class PaperTables:
 
     def sample_efficiency(self) -> Tuple[Table, List[Result]]:
         cells = [
-            self.plan.runs(SAMPLED_TASK, variant, fraction=fraction)
+            (name, fraction, self.plan.runs(name, variant, fraction=fraction))
+            for name in self.tasks("sample_efficiency")
             for fraction in self.fractions
-            for variant in ("baseline", "elmo")
+            for variant in ("baseline", TASKS[name].table1_elmo)
         ]
-        cell_results, results = self.cell_results(cells)
+        cell_results, results = self.cell_results([runs for _, _, runs in cells])
         rows = []
-        for fraction, baseline_runs, base, with_elmo in zip(
-            self.fractions, cells[::2], cell_results[::2], cell_results[1::2]
+        for (name, fraction, baseline_runs), (_, _, elmo_runs), base, with_elmo in zip(
+            cells[::2], cells[1::2], cell_results[::2], cell_results[1::2]
         ):
             if not self.shown(base, with_elmo):
                 continue
+            facts = self.runner.results[baseline_runs[0].name].facts
             rows.append(
                 [
+                    TASKS[name].title,
+                    TASKS[name].metric_name,
                     f"{100 * fraction:g}%",
-                    str(
-                        self.runner.results[baseline_runs[0].name].facts.get(
-                            "training_sentences", "-"
-                        )
-                    ),
+                    str(facts.get("training_sentences", "-")),
                     str(baseline_runs[0].fields["num_epochs"]),
                     test_score(base),
                     test_score(with_elmo),
                     increase(base, with_elmo),
                 ]
+                + (
+                    [self.increases_at_each_seed(baseline_runs, elmo_runs)]
+                    if self.plan.extra_seeds
+                    else []
+                )
             )
         header = [
+            "task",
+            "metric",
             "training sentences",
             "count",
             "epochs",
-            "baseline test F1",
-            "+ELMo test F1",
+            "baseline test",
+            "+ELMo test",
             "increase (absolute / relative error reduction)",
-        ]
+        ] + (["increase at each seed"] if self.plan.extra_seeds else [])
         return Table(header, rows), results
 
     def figure2(self) -> Tuple[Table, List[Result]]:

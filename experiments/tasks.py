@@ -13,12 +13,14 @@ has (its .libsonnet), which experiments/planning.py sets:
   elmo_scalar_mix_parameters   fixed layer weights (the top layer only), null: learned
   elmo_compute_dtype           ELMo's compute dtype, null: float32
 
-and, for sample_efficiency's task (NER), `patience` and `all_tags_in_vocabulary`. So a new
-task is a Task entry here and those hidden fields in its config.
+and, on a sample of the training sentences (sample_efficiency), the task's `sample_fields`
+(NER's `patience` and `all_tags_in_vocabulary`). So a new task is a Task entry here and those
+hidden fields in its config.
 """
 
 import json
 import os
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -38,7 +40,9 @@ class Task:
     here); `test_metrics` what its tables show, the headline last; `input_elmo` its variant with
     ELMo at the input only (None: it has none), `table1_elmo` its variant of table 1 and
     `finetuned_elmo` (if any) a variant with the biLM fine-tuned that the `finetuned` table
-    shows beside table 1's."""
+    shows beside table 1's. A task that sample_efficiency samples has a `sample_format`, how its
+    training file holds sentences (experiments/samples.py's `FORMATS`), the hidden fields of a
+    run on a sample in `sample_fields`, and a knob `subsample_max_epochs`."""
 
     name: str
     title: str
@@ -51,6 +55,8 @@ class Task:
     input_elmo: Optional[str]
     table1_elmo: str
     finetuned_elmo: Optional[str] = None
+    sample_format: Optional[str] = None
+    sample_fields: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def config_file(self, variant: str) -> str:
         """The variant's config, relative to the project root (where runs start)."""
@@ -107,6 +113,9 @@ def _hidden_fields(path: str, *fields: str) -> Dict[str, Any]:
 
 # The knobs every task has; their hidden fields are those of every task config.
 EPOCHS = {"epochs": "num_epochs"}
+# sample_efficiency trains a fraction f of the sentences for epochs / f epochs (as many updates
+# as the full set) up to this many: a knob of the experiments alone.
+SUBSAMPLE_MAX_EPOCHS = {"subsample_max_epochs": None}
 
 # Epoch budgets: as close to convergence as a few sessions of these 2 cores allow for all the
 # tables' runs (experiments/paper_tables.py convergence shows each dev curve). Earlier budgets
@@ -127,9 +136,7 @@ TASKS = {
                 "word_dim": "word_dim",
                 "char_filters": "char_filters",
                 "batch_size": "batch_size",
-                # sample_efficiency trains a fraction f of the sentences for epochs / f epochs
-                # (as many updates as the full set) up to this many.
-                "subsample_max_epochs": None,
+                **SUBSAMPLE_MAX_EPOCHS,
             },
             budget=dict(epochs=6, subsample_max_epochs=30),
             test_metrics=("test_f1-measure-overall",),
@@ -137,6 +144,13 @@ TASKS = {
             dev_metric="best_validation_f1-measure-overall",
             input_elmo="elmo",
             table1_elmo="elmo",
+            sample_format="conll",
+            sample_fields={
+                # No early stopping: on a few sentences dev F1 can stay 0 for several epochs.
+                "patience": None,
+                # The label vocabulary comes from train only, and a sample can miss tags dev has.
+                "all_tags_in_vocabulary": True,
+            },
         ),
         Task(
             name="srl",
@@ -226,8 +240,9 @@ TASKS = {
                 "elmo": "sentiment/sst_elmo",
                 "elmo_input_output": "sentiment/sst_elmo_input_output",
             },
-            knobs={**EPOCHS, "batch_size": "batch_size"},
-            budget={},
+            knobs={**EPOCHS, "batch_size": "batch_size", **SUBSAMPLE_MAX_EPOCHS},
+            # On a sample too the config's patience (3 epochs) stops a run early.
+            budget=dict(subsample_max_epochs=20),
             test_metrics=("test_accuracy",),
             metric_name="accuracy",
             dev_metric="best_validation_accuracy",
@@ -235,6 +250,8 @@ TASKS = {
             # paper's input-and-output variant's runs
             input_elmo="elmo",
             table1_elmo="elmo",
+            # A tree a line; sampled sentences train on their phrases as the full set does.
+            sample_format="lines",
         ),
         Task(
             name="coref",

@@ -1,7 +1,8 @@
 """
 experiments/paper_tables.py end to end on the fixtures, with the fixture biLM and tiny models
 trained one epoch: table3 (4 SNLI runs), sample_efficiency (NER on half and all of the
-fixture's sentences) and figure2 (drawn from the SNLI run table3 shares with table1), then
+fixture's sentences) and figure2 (drawn from the runs table3 and sample_efficiency share with
+table1), then
 the same job again, which reads every run back from the records instead of training it.
 """
 
@@ -16,8 +17,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from experiments import conll, scores, tables
+from experiments import paper_tables, samples, scores, tables
 from experiments.allennlp_runs import Result, Run
+from experiments.planning import Plan
 from tests.paths import PROJECT_ROOT
 
 NUMBER = r"-?\d+\.\d\d"
@@ -52,7 +54,17 @@ TINY = [
         ("batch_size", 8),
     ]
 ]
-JOB = ["table3", "sample_efficiency", "figure2", "--tasks", "snli", "--fractions", "0.5", "1"]
+JOB = [
+    "table3",
+    "sample_efficiency",
+    "figure2",
+    "--tasks",
+    "snli",
+    "ner",
+    "--fractions",
+    "0.5",
+    "1",
+]
 
 
 def paper_tables_command(output_dir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -122,10 +134,11 @@ def test_table3_has_dev_and_test_accuracy_for_each_place_of_elmo(job):
 def test_sample_efficiency_trains_on_a_seeded_sample_of_the_sentences(job):
     output_dir, _ = job
     table = (output_dir / "sample_efficiency.md").read_text()
-    for fraction, count in (("50%", 10), ("100%", 21)):
-        [row] = rows_starting(table, fraction)
-        assert int(row[1]) == count and int(row[2]) == 1
-        assert all(re.fullmatch(rf" {NUMBER} ", cell) for cell in row[3:5]), row
+    rows = rows_starting(table, "CoNLL-2003 NER")
+    assert [row[2].strip() for row in rows] == ["50%", "100%"]
+    for row, count in zip(rows, (10, 21)):
+        assert row[1].strip() == "span F1" and int(row[3]) == count and int(row[4]) == 1
+        assert all(re.fullmatch(rf" {NUMBER} ", cell) for cell in row[5:7]), row
     sample = (output_dir / "data" / "ner_train_50pct_seed13370.txt").read_text()
     assert sample.count("\n\n") == 9 and "-DOCSTART-" not in sample
 
@@ -312,11 +325,27 @@ def test_table1_states_the_increase_at_each_seed():
 
 def test_sampling_is_seeded_and_keeps_the_file_order():
     sentences = [f"word{i} NN I-NP O" for i in range(200)]
-    sample = conll.sample_sentences(sentences, 0.1, seed=3)
-    assert sample == conll.sample_sentences(sentences, 0.1, seed=3)
-    assert sample != conll.sample_sentences(sentences, 0.1, seed=4)
+    sample = samples.sample_sentences(sentences, 0.1, seed=3)
+    assert sample == samples.sample_sentences(sentences, 0.1, seed=3)
+    assert sample != samples.sample_sentences(sentences, 0.1, seed=4)
     assert len(sample) == 20 and sample == sorted(sample, key=sentences.index)
-    assert conll.sample_sentences(sentences, 0.0001, seed=3) != []
+    assert samples.sample_sentences(sentences, 0.0001, seed=3) != []
+
+
+def test_an_sst_sample_is_a_tree_a_line_trained_with_the_configs_patience(tmp_path):
+    args = paper_tables.parse_args(
+        ["sample_efficiency", "--output-dir", str(tmp_path), "--overrides"]
+        + ['sst={"train_data_path": "fixtures/sst/train.txt"}']
+    )
+    run = Plan(args).run("sst", "elmo", fraction=0.5, seed=3)
+    trees = samples.line_sentences(str(PROJECT_ROOT / "fixtures" / "sst" / "train.txt"))
+    sample = (tmp_path / "data" / "sst_train_50pct_seed3.txt").read_text(encoding="utf-8")
+    assert sample.splitlines() == samples.sample_sentences(trees, 0.5, seed=3)
+    assert run.name == "sst/elmo_50pct_seed3" and run.facts == {
+        "training_sentences": round(len(trees) / 2)
+    }
+    # 4 epochs on all of it: 8 on half; no NER fields, so SST keeps its patience.
+    assert run.fields["num_epochs"] == 8 and "patience" not in run.fields
 
 
 def test_every_tag_of_the_scheme_is_in_the_label_vocabulary_of_a_sample(job):
