@@ -28,6 +28,12 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
    per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
    projection clipping, so it is not ELMo's function).
 
+Further parts, for choosing between implementations: `encoder` and `variants` (the character
+encoder's GPU choices, alone and in the training step), `deduplication` (the training step with
+the encoder deduplicating tokens, and encoding every position so that nothing is read back to
+the host), `profile` (a profiled training step) and `embedding_profile` (profiled embedding
+passes).
+
     python benchmarks/gpu_speed.py                 # on a CUDA machine
     python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes, on
                                                         # fixtures/lm/wiki_valid.txt (a test)
@@ -535,6 +541,10 @@ ENCODER_VARIANTS: Dict[str, Dict[str, Any]] = {
 }
 
 
+# `--parts deduplication`: the training step with the encoder as it is, and reading nothing back.
+DEDUPLICATION_VARIANTS = ["now: max(dim), keyed rows", "every position, no host reads"]
+
+
 @contextlib.contextmanager
 def encoder_variant(name: str, encoder):
     """The character encoder's module functions replaced by those of `ENCODER_VARIANTS[name]`,
@@ -593,10 +603,10 @@ def encoder_table(options, sentences, lanes: int, device: str, runs: int) -> Non
 
 
 def encoder_variant_training(
-    options, vocabulary_size, num_samples, sentences, lane_counts, device, steps
+    options, vocabulary_size, num_samples, sentences, lane_counts, device, steps, names=None
 ):
     """The training step of `training_table` in bfloat16 with CUDA graphs, once with each of
-    the character encoder's variants."""
+    the character encoder's variants (`names`, default all)."""
     model = paper_model(options, vocabulary_size, num_samples, device)
     set_compute_dtype(model, torch.bfloat16)
     model.bilm.lstm.cuda_graphs = True
@@ -605,7 +615,7 @@ def encoder_variant_training(
     print("|---|---|---|---|---|")
     for lanes in lane_counts:
         batches = packed_batches(sentences, lanes, vocabulary_size, 4)
-        for name in ENCODER_VARIANTS:
+        for name in names or ENCODER_VARIANTS:
             with encoder_variant(name, model.bilm.character_encoder):
                 result = measure_training(model, batches, device, steps, True)
             print(
@@ -717,9 +727,16 @@ def main(argv: Optional[List[str]] = None) -> None:
             args.device,
             args.runs * 3,
         )
-    if "variants" in args.parts:
+    if "variants" in args.parts or "deduplication" in args.parts:
         encoder_variant_training(
-            options, vocabulary, samples, sentences, lane_counts[:2], args.device, args.steps
+            options,
+            vocabulary,
+            samples,
+            sentences,
+            lane_counts[:2],
+            args.device,
+            args.steps,
+            None if "variants" in args.parts else DEDUPLICATION_VARIANTS,
         )
     if "profile" in args.parts:
         profile_table(options, vocabulary, samples, sentences, lane_counts[:2], args.device)

@@ -91,7 +91,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
     up to `cache_size` token types are remembered across batches. Finding the distinct tokens
     reads counts back from the device; with `deduplicates = False` the CNN runs at every
     position instead and nothing is read back (for a GPU step that should not wait on the
-    device; which wins there is `benchmarks/gpu_speed.py --parts variants`'s to say).
+    device; which wins there is `benchmarks/gpu_speed.py --parts deduplication`'s to say).
 
     # Parameters
 

@@ -1,6 +1,7 @@
 """`benchmarks/gpu_speed.py`, the one command a lent GPU runs (`benchmarks/gpu_check.sh`), at toy
-sizes on the CPU: every default table, and the character encoder's variants, come out with their
-rows, so that a GPU's few minutes are not spent finding a broken script."""
+sizes on the CPU: every default table, and the training step with and without the character
+encoder's deduplication, come out with their rows, so that a GPU's few minutes are not spent
+finding a broken script."""
 
 import os
 import subprocess
@@ -21,7 +22,7 @@ TABLES = {
 def test_the_gpu_benchmark_runs_at_toy_sizes_on_the_cpu():
     result = subprocess.run(
         [sys.executable, "benchmarks/gpu_speed.py", "--device", "cpu", "--toy", "--parts"]
-        + ["embedding", "sorted", "training", "variants"],
+        + ["embedding", "sorted", "training", "deduplication"],
         cwd=PROJECT_ROOT,
         env=dict(os.environ, OMP_NUM_THREADS="1"),
         capture_output=True,
