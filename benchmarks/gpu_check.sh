@@ -4,7 +4,8 @@
 #   bash benchmarks/gpu_check.sh KIT [LOG_DIR]
 # KIT holds ../shared/gpu's site.tar.xz and with_site.sh, and data/ with what gpu_speed.py reads
 # (lm_wikipedia_en_2015/tokenized/valid.txt.xz); it stands in for ../shared/data when that is
-# missing. Output goes to the terminal and to LOG_DIR/gpu_tests.txt and gpu_speed.txt.
+# missing (benchmarks/gpu_kit.sh assembles it). Output goes to the terminal and to
+# LOG_DIR/gpu_tests.txt and gpu_speed.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kit=$(cd "$1" && pwd) logs=${2:-.}
