@@ -159,12 +159,12 @@ class Plan:
         """The hidden fields and overrides of a run on a sample of the training sentences for
         `fraction` drawn with `seed` (written unless this is a dry run), trained for as many
         updates as the full set, up to subsample_max_epochs."""
+        if task.sample_format is None:
+            raise SystemExit(f"{task.name}: no sample_format in experiments/tasks.py to sample by")
         sample = os.path.join(self.output_dir, "data", sample_file_name(task.name, fraction, seed))
         if not self.dry_run:
             sentences = self.training_sentences(task, overrides)
-            write_sentences(
-                sample_sentences(sentences, fraction, seed), sample, str(task.sample_format)
-            )
+            write_sentences(sample_sentences(sentences, fraction, seed), sample, task.sample_format)
         budget = self.budgets[task.name]
         fields = {
             "num_epochs": min(budget["subsample_max_epochs"], round(budget["epochs"] / fraction)),

@@ -18,9 +18,9 @@ and, on a sample of the training sentences (sample_efficiency), the task's `samp
 hidden fields in its config.
 """
 
+import dataclasses
 import json
 import os
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
