@@ -552,13 +552,11 @@ def encoder_variant(name: str, encoder):
     from elmo_plugin.elmo import character_encoder
 
     variant = ENCODER_VARIANTS[name]
-    owners = {True: character_encoder, False: encoder}
-    saved = [
-        (owners[callable(value)], attribute, getattr(owners[callable(value)], attribute))
-        for attribute, value in variant.items()
-    ]
-    for owner, attribute, _ in saved:
-        setattr(owner, attribute, variant[attribute])
+    saved = []
+    for attribute, value in variant.items():
+        owner = character_encoder if callable(value) else encoder
+        saved.append((owner, attribute, getattr(owner, attribute)))
+        setattr(owner, attribute, value)
     try:
         yield
     finally:

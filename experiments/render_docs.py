@@ -40,7 +40,7 @@ from experiments.paper_tables import parse_args  # noqa: E402
 from experiments.planning import Plan  # noqa: E402
 from experiments.report import TITLES, environments_text, runs_table, seeds_text  # noqa: E402
 from experiments.scores import headline, headline_increase, percent, seed_mean  # noqa: E402
-from experiments.tables import PaperTables  # noqa: E402
+from experiments.tables import DEFAULT_TASKS, PaperTables  # noqa: E402
 from experiments.tasks import TASKS  # noqa: E402
 
 RECORDS = "experiments/results/paper_tables"
@@ -350,7 +350,7 @@ def sampled_task_line(renderer: Renderer, name: str) -> List[str]:
         if fraction < 1.0:
             base, better = (
                 renderer.cell("sample_efficiency", name, variant, fraction=fraction)
-                for variant in ("baseline", TASKS[name].table1_elmo)
+                for variant in ("baseline", task.table1_elmo)
             )
             if base.ok and better.ok:
                 fractions.append(
@@ -391,9 +391,8 @@ def model_card(renderer: Renderer, _: str) -> str:
             f"bfloat16): {headline(finetuned):.2f} "
             f"({headline_increase(srl_baseline, finetuned)})."
         )
-    for name, task in TASKS.items():
-        if task.sample_format is not None:
-            lines += sampled_task_line(renderer, name)
+    for name in DEFAULT_TASKS["sample_efficiency"]:
+        lines += sampled_task_line(renderer, name)
     top_layer = []
     for name in ("ner", "snli"):
         variant = TASKS[name].input_elmo

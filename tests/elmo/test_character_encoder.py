@@ -81,7 +81,7 @@ def test_trainable_encoder_gets_gradients_through_deduplicated_types(
     assert len(encoder._type_cache) == 0
 
 
-def _trained_encoders(elmo_options, elmo_weights):
+def _trainable_encoders(elmo_options, elmo_weights):
     """Two copies of one trainable encoder: one encoding each distinct token of a batch once,
     the other (`deduplicates = False`) every position."""
     distinct = load_bilm(elmo_options, elmo_weights).character_encoder.train()
@@ -93,16 +93,15 @@ def _trained_encoders(elmo_options, elmo_weights):
 def test_encoding_every_position_gives_the_deduplicated_encodings_and_gradients(
     elmo_options, elmo_weights, sentences
 ):
-    distinct, every = _trained_encoders(elmo_options, elmo_weights)
+    distinct, every = _trainable_encoders(elmo_options, elmo_weights)
     # Repeated words, padding, an empty sentence and a word of 49 characters (no trim).
     ids = batch_to_ids(sentences[:5] + [[], ["x" * 49, "the", "the"]])
     weights = torch.randn(ids.size(0), ids.size(1) + 2, distinct.get_output_dim())
+    encodings = []
     for encoder in (distinct, every):
-        encoded = encoder(ids)
-        (encoded["token_embedding"] * weights).sum().backward()
-    torch.testing.assert_close(
-        every(ids)["token_embedding"], distinct(ids)["token_embedding"], atol=1e-6, rtol=0
-    )
+        encodings.append(encoder(ids)["token_embedding"])
+        (encodings[-1] * weights).sum().backward()
+    torch.testing.assert_close(encodings[1], encodings[0], atol=1e-6, rtol=0)
     for (name, mine), (_, reference) in zip(every.named_parameters(), distinct.named_parameters()):
         torch.testing.assert_close(mine.grad, reference.grad, atol=1e-5, rtol=1e-5, msg=name)
 
@@ -110,7 +109,7 @@ def test_encoding_every_position_gives_the_deduplicated_encodings_and_gradients(
 def test_encoding_every_position_reads_nothing_back_to_the_host(elmo_options, elmo_weights):
     """What the GPU's training step can run without waiting for the device; the deduplicating
     encoder needs counts (the check that this test can fail)."""
-    distinct, every = _trained_encoders(elmo_options, elmo_weights)
+    distinct, every = _trainable_encoders(elmo_options, elmo_weights)
     windows = batch_to_ids([["<S>", "the", "cat", "the"], ["sat", "</S>", "<S>", "a"]])
     with host_reads_forbidden():
         every.encode_without_markers(windows)["token_embedding"].sum().backward()
