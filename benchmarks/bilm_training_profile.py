@@ -15,7 +15,7 @@ from typing import Callable, Dict, List
 
 from bilm_training_speed import BATCH_SIZE, TRAIN, batches_of, build, corpus_sentences, vocabulary
 from common import header
-from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
 
 
 def timed(step: Callable[[], None], repeats: int = 1) -> float:

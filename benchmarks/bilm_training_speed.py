@@ -56,7 +56,7 @@ from common import (
     shared_data,
     start_child,
 )
-from elmo_plugin.elmo.published_sizes import ELMO_FILTERS
+from elmo_plugin.elmo.formats.published_sizes import ELMO_FILTERS
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized")
 TRAIN = CORPUS + ("train", "shard-00.txt.xz")
@@ -365,7 +365,7 @@ def main() -> None:
     if sys.argv[1:2] == ["child-quality"]:
         answer(train_steps(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])))
         return
-    from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+    from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -52,7 +52,7 @@ def write_random_bilm(size: str, directory: str) -> Tuple[str, str]:
     import torch
 
     from elmo_plugin.elmo import ElmoBiLm, save_bilm
-    from elmo_plugin.elmo.published_sizes import published_options
+    from elmo_plugin.elmo.formats.published_sizes import published_options
 
     torch.manual_seed(0)
     bilm = ElmoBiLm.from_options(published_options(size))

@@ -13,8 +13,8 @@ the medians of `--runs` runs are reported with their ratio. Outputs are compared
 
 Both implementations run with the same MKL kernels: MKL's own choice by default
 (`--mkl-dispatch default`), or, with `--mkl-dispatch avx2`, its AVX2 code path on AMD processors
-for both (`elmo_plugin/elmo/mkl_dispatch.py`: only the MKL of torch 1.12, the "allennlp-2.10"
-profile, honours it).
+for both (`elmo_plugin/elmo/bilm/lstm/mkl_dispatch.py`: only the MKL of torch 1.12, the
+"allennlp-2.10" profile, honours it).
 
 With `--compute-dtype bfloat16` ours runs its products in bfloat16 (AllenNLP's stays float32,
 the reference), and the table adds the largest difference of each layer's activations on the
@@ -124,7 +124,7 @@ def worker(
 
 def worker_environment(mkl_dispatch: str) -> Dict[str, str]:
     """The same MKL setting for both implementations' processes."""
-    from elmo_plugin.elmo.mkl_dispatch import VARIABLE, avx2_dispatch_setting
+    from elmo_plugin.elmo.bilm.lstm.mkl_dispatch import VARIABLE, avx2_dispatch_setting
 
     environment = {k: v for k, v in os.environ.items() if k != VARIABLE}
     if mkl_dispatch == "avx2":
@@ -187,8 +187,8 @@ def max_relative_difference(a, b) -> float:
 
 
 def main():
-    from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
-    from elmo_plugin.elmo.published_sizes import PUBLISHED_SIZES
+    from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
+    from elmo_plugin.elmo.formats.published_sizes import PUBLISHED_SIZES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

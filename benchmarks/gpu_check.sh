@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU checks in one command, for a CUDA machine whose Python has torch and Triton but no
-# AllenNLP (../shared/gpu/README.md): the CUDA tests, then benchmarks/gpu_speed.py.
+# AllenNLP (../shared/gpu/README.md): the CUDA tests (those marked `gpu`, tests/conftest.py), then
+# benchmarks/gpu_speed.py.
 #   bash benchmarks/gpu_check.sh KIT [LOG_DIR]
 # KIT holds ../shared/gpu's site.tar.xz and with_site.sh, and data/ with what gpu_speed.py reads
 # (lm_wikipedia_en_2015/tokenized/valid.txt.xz); it stands in for ../shared/data when that is
@@ -12,7 +13,6 @@ kit=$(cd "$1" && pwd) logs=${2:-.}
 mkdir -p ../shared "$logs"
 [ -e ../shared/data ] || ln -s "$kit/data" ../shared/data
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-bash "$kit/with_site.sh" python3 -m pytest -q -p no:cacheprovider tests/test_devices.py \
-  tests/elmo/test_fused_lstm_layer.py tests/elmo/test_distinct_rows.py tests/elmo/test_character_encoder.py tests/tasks/test_amp.py tests/lm/test_sampled_softmax.py \
-  tests/lm/test_bilm_language_model.py tests/training/test_sparse_gradient_trainer.py 2>&1 | tee "$logs/gpu_tests.txt" | tail -25
+bash "$kit/with_site.sh" python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 \
+  | tee "$logs/gpu_tests.txt" | tail -25
 bash "$kit/with_site.sh" python3 benchmarks/gpu_speed.py 2>&1 | grep -v "Warning\|warn(" | tee "$logs/gpu_speed.txt"

@@ -44,6 +44,7 @@ frequency order makes them.
 """
 
 import argparse
+import dataclasses
 import contextlib
 import gc
 import math
@@ -112,8 +113,15 @@ def embedders(model_dir: str, device: str) -> Dict[str, Callable]:
         ours = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
         runs[dtype] = _ours(ours)
     for dtype in ("float32", "bfloat16"):
-        graphed = Elmo(options, weights, 1, dropout=0.0, compute_dtype=dtype).eval().to(device)
-        graphed.bilm.lstm.cuda_graphs = True
+        graphed = Elmo(
+            options,
+            weights,
+            1,
+            dropout=0.0,
+            compute_dtype=dtype,
+            execution={"cuda_graphs": True},
+        )
+        graphed = graphed.eval().to(device)
         runs[f"{dtype}, graphs"] = _ours(graphed)
     return runs
 
@@ -265,11 +273,11 @@ def _elmo_of(run: Callable):
 
 @contextlib.contextmanager
 def _sorted_inference(lstm, enabled: bool):
-    lstm.sorted_inference = enabled
+    lstm.execution = dataclasses.replace(lstm.execution, sorted_inference=enabled)
     try:
         yield
     finally:
-        lstm.sorted_inference = None
+        lstm.execution = dataclasses.replace(lstm.execution, sorted_inference=None)
 
 
 # ---------------------------------------------------------------- training
@@ -407,6 +415,8 @@ def set_compute_dtype(model, dtype: torch.dtype) -> None:
 
 
 def training_table(options, vocabulary_size, num_samples, sentences, lane_counts, device, steps):
+    from elmo_plugin.elmo import Execution
+
     model = paper_model(options, vocabulary_size, num_samples, device)
     parameters = sum(p.numel() for p in model.parameters())
     print(
@@ -438,14 +448,19 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             set_compute_dtype(
                 model, torch.bfloat16 if name.startswith("bfloat16") else torch.float32
             )
-            model.bilm.lstm.fused = changes.get("fused")
-            model.bilm.lstm.cuda_graphs = changes.get("graphs", False)
+            # Set as a user does: the model's `execution` (TF32 scoped to its passes).
+            model.bilm.set_execution(
+                Execution(
+                    fused=changes.get("fused"),
+                    cuda_graphs=changes.get("graphs", False),
+                    tf32=name == "tf32",
+                )
+            )
             model.softmax.sparse_gradient = changes.get("sparse", True)
             try:
-                with tf32(name == "tf32"):
-                    result = measure_training(
-                        model, batches, device, steps, profiled, not changes.get("one_group")
-                    )
+                result = measure_training(
+                    model, batches, device, steps, profiled, not changes.get("one_group")
+                )
             except torch.cuda.OutOfMemoryError:
                 print(f"| {lanes} | {name} | out of memory | | | | |", flush=True)
                 torch.cuda.empty_cache()
@@ -458,8 +473,7 @@ def training_table(options, vocabulary_size, num_samples, sentences, lane_counts
             )
             if device.startswith("cuda"):
                 torch.cuda.empty_cache()
-    model.bilm.lstm.fused = None
-    model.bilm.lstm.cuda_graphs = False
+    model.bilm.set_execution(Execution())
     del model
 
 
@@ -549,7 +563,7 @@ DEDUPLICATION_VARIANTS = ["now: max(dim), keyed rows", "every position, no host 
 def encoder_variant(name: str, encoder):
     """The character encoder's module functions replaced by those of `ENCODER_VARIANTS[name]`,
     and `encoder`'s settings by its settings (its entries that are not functions)."""
-    from elmo_plugin.elmo import character_encoder
+    from elmo_plugin.elmo.bilm.characters import encoder as character_encoder
 
     variant = ENCODER_VARIANTS[name]
     saved = []
@@ -566,7 +580,7 @@ def encoder_variant(name: str, encoder):
 
 def encoder_table(options, sentences, lanes: int, device: str, runs: int) -> None:
     """The character encoder alone, forward and backward, on one packed batch's tokens."""
-    from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
+    from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder
 
     cnn = options["char_cnn"]
     ids = packed_batches(sentences, lanes, 10, 1)[0]["tokens"]
@@ -605,9 +619,11 @@ def encoder_variant_training(
 ):
     """The training step of `training_table` in bfloat16 with CUDA graphs, once with each of
     the character encoder's variants (`names`, default all)."""
+    from elmo_plugin.elmo import Execution
+
     model = paper_model(options, vocabulary_size, num_samples, device)
     set_compute_dtype(model, torch.bfloat16)
-    model.bilm.lstm.cuda_graphs = True
+    model.bilm.set_execution(Execution(cuda_graphs=True))
     print(f"\n## Training, bfloat16 with CUDA graphs, by character encoder ({steps} timed steps)")
     print("| lanes | encoder | tokens/s | ms/step | host reads/step |")
     print("|---|---|---|---|---|")
@@ -621,7 +637,7 @@ def encoder_variant_training(
                 f"{result['host_reads']} |",
                 flush=True,
             )
-    model.bilm.lstm.cuda_graphs = False
+    model.bilm.set_execution(Execution())
     del model
 
 
@@ -676,7 +692,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--parts", nargs="+", default=["embedding", "sorted", "training", "cudnn"])
     args = parser.parse_args(argv)
-    from elmo_plugin.elmo.lstm_gates import triton
+    from elmo_plugin.elmo.bilm.lstm.triton_gates import triton
 
     versions = f"triton {triton.__version__}" if triton is not None else "no triton"
     print(
@@ -686,7 +702,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     corpus = os.path.join(ROOT, *TOY_CORPUS) if args.toy else shared_data(*CORPUS)
     sentences = read_sentences(corpus, 64 if args.toy else 1024)
     if args.toy:
-        from elmo_plugin.elmo.published_sizes import published_options
+        from elmo_plugin.elmo.formats.published_sizes import published_options
 
         options = published_options("small")
         options["lstm"].update(dim=64, projection_dim=16)
@@ -694,7 +710,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         sizes, batch_sizes, lane_counts = ["small"], [32], [4]
         vocabulary, samples, cell, projection = 2000, 64, 64, 16
     else:
-        from elmo_plugin.elmo.published_sizes import published_options
+        from elmo_plugin.elmo.formats.published_sizes import published_options
 
         options = published_options("original")
         sizes, batch_sizes, lane_counts = ["small", "original"], [32, 256], [128, 512, 2048]

@@ -35,11 +35,12 @@ import tempfile
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Union
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 
-from elmo_plugin.elmo.atomic_files import replaced_when_complete
-from elmo_plugin.text_files import quoted
+from elmo_plugin.elmo import ElmoBiLm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.embedding.text_files import quoted
 
 logger = logging.getLogger(__name__)
 
@@ -179,3 +180,21 @@ def install_whole_archives() -> None:
     from allennlp.commands import train
 
     train.archive_model = archive_model_whole
+
+
+def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
+    """
+    The first ELMo biLM of the model in `archive_file` (a trained `bilm`, or any model with an
+    ELMo biLM), loaded through `load_checked_archive`'s member check.
+
+    # Parameters
+
+    archive_file : `str`
+        A `model.tar.gz` or a serialization directory.
+    cuda_device : `int`, optional (default = `-1`)
+    """
+    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
+    bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
+    if not bilms:
+        raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
+    return bilms[0]

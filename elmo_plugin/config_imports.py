@@ -29,9 +29,9 @@ import os
 from typing import Any, Callable, List, Union
 
 from allennlp.common import params
-from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo.package_files import SCHEME, package_path
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.package_files import SCHEME, package_path
 
 # The directory holding the `elmo_plugin` package (site-packages, or the clone's root).
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -24,7 +24,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from PIL import Image, ImageDraw, ImageFont
 
-from elmo_plugin.elmo.layer_weight_names import (
+from elmo_plugin.elmo.bilm.layer_names import (
     GAMMA,
     bilm_layer_names,
     parse_layer_weight_metric_name,

@@ -4,7 +4,7 @@ import os
 import statistics
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from elmo_plugin.elmo.layer_weight_names import GAMMA
+from elmo_plugin.elmo.bilm.layer_names import GAMMA
 
 from experiments import plot_layer_weights
 from experiments.allennlp_runs import Result, Run, Runner

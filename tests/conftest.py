@@ -1,3 +1,10 @@
+"""Shared fixtures and the `gpu` marker.
+
+Tests that need a CUDA device are marked `@pytest.mark.gpu` (or, for a parametrized device,
+`pytest.param("cuda", marks=pytest.mark.gpu)`); they skip where `torch.cuda.is_available()` is
+false. On a CUDA machine, `pytest -m gpu tests` runs just them (benchmarks/gpu_check.sh does),
+and `pytest -m "not gpu" tests` leaves them out."""
+
 import json
 import lzma
 import os
@@ -14,6 +21,19 @@ ALLENNLP_MODELS_DIR = os.path.join(sys.prefix, "allennlp-models")
 
 # The helpers assert too; rewritten, their failures show the values as a test's do.
 pytest.register_assert_rewrite("tests.tasks.training_helpers")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -154,7 +154,7 @@ def test_a_packaged_task_config_trains_by_name_with_data_overrides(tmp_path, mon
 
 
 def test_without_data_overrides_the_error_names_the_file_and_the_overrides(tmp_path, monkeypatch):
-    from allennlp.common.checks import ConfigurationError
+    from elmo_plugin.elmo.errors import ConfigurationError
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigurationError) as error:
@@ -170,7 +170,8 @@ def test_without_data_overrides_the_error_names_the_file_and_the_overrides(tmp_p
 
 def test_an_unknown_packaged_config_lists_the_task_configs():
     from allennlp.common import Params
-    from allennlp.common.checks import ConfigurationError
+
+    from elmo_plugin.elmo.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError) as error:
         Params.from_file("elmo_plugin://training_configs/ner/ner.jsonnet")

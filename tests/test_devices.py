@@ -12,7 +12,7 @@ from allennlp.modules.elmo import batch_to_ids
 import elmo_plugin.tasks.ner  # noqa: F401
 from elmo_plugin.elmo import Elmo, ElmoCharacterEncoder
 
-CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+CUDA = pytest.mark.gpu  # skipped without a CUDA device (tests/conftest.py)
 # ner_elmo's ELMo token embedder, as a config path.
 ELMO = "model.text_field_embedder.token_embedders.elmo"
 DEVICES = ["cpu", pytest.param("cuda", marks=CUDA)]

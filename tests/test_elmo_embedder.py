@@ -8,12 +8,12 @@ import h5py
 import numpy
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import _ElmoBiLm, batch_to_ids
 
 import elmo_plugin
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo import load_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
 
 AWKWARD = [["a"], [], ["x" * 80, "naïve", "日本語"], ["The", "cat", "sat", "."]]
 

@@ -5,11 +5,11 @@ raw crash."""
 import os
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from elmo_plugin.elmo import load_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
 from tests.paths import FIXTURES
 from tests.tasks.test_reader_robustness import READERS, fixture_bytes, read
 

@@ -4,7 +4,6 @@ everything the wheel's metadata asks for; runtime needs are separate from test a
 
 import configparser
 import re
-import shutil
 import subprocess
 import sys
 
@@ -12,17 +11,8 @@ import pytest
 import torch
 
 from tests.paths import PROJECT_ROOT
-from tests.wheels import build_wheel
+from tests.wheels import build_project_wheel
 
-PACKAGE_FILES = [
-    "setup.cfg",
-    "setup.py",
-    "pyproject.toml",
-    "README.md",
-    "_elmo_plugin_allennlp.py",
-    "elmo_plugin_allennlp.pth",
-    "elmo_plugin",
-]
 TOOLS = {"pytest", "hypothesis", "black", "flake8", "mypy", "datasets", "setuptools"}
 
 
@@ -54,22 +44,11 @@ def _readme_user_commands():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    root = tmp_path_factory.mktemp("install")
-    (root / "src").mkdir()
-    for name in PACKAGE_FILES:
-        if (PROJECT_ROOT / name).is_dir():
-            shutil.copytree(
-                PROJECT_ROOT / name,
-                root / "src" / name,
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
-        else:
-            shutil.copy(PROJECT_ROOT / name, root / "src" / name)
-    return build_wheel(root / "src", root / "dist")
+    return build_project_wheel(tmp_path_factory.mktemp("install"))
 
 
 # The README's user install is the current profile's (torch >= 2.6): the allennlp-2.10
-# profile's environment, torch 1.12, cannot satisfy the `current` extra, by design.
+# profile's environment, torch 1.12, cannot satisfy the `allennlp` extra, by design.
 CURRENT_TORCH = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 6)
 
 
@@ -78,11 +57,11 @@ def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
     commands = _readme_user_commands()
     assert commands == [
         "pip install torch torchvision --index-url https://download.pytorch.org/whl/cpu",
-        'pip install "<clone>[current]"',
+        'pip install "<clone>[allennlp]"',
         "pip install --no-deps allennlp==2.10.1",
     ]
     for command in commands[1:]:  # the CPU-only torch is an alternative source of torch
-        arguments = command.replace('"<clone>[current]"', f"{wheel}[current]").split()[2:]
+        arguments = command.replace('"<clone>[allennlp]"', f"{wheel}[allennlp]").split()[2:]
         result = subprocess.run(
             [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", *arguments],
             capture_output=True,
@@ -96,19 +75,24 @@ def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
 
 def test_runtime_needs_are_separate_from_test_and_lint_tools():
     install, extras = _extras()
-    assert set(extras) == {"current", "test", "lint"}
-    assert "allennlp" not in {_name(r) for r in install + extras["current"]}
-    assert not TOOLS & {_name(r) for r in install + extras["current"]}
+    assert set(extras) == {"allennlp", "test", "lint"}
+    assert "allennlp" not in {_name(r) for r in install + extras["allennlp"]}
+    assert not TOOLS & {_name(r) for r in install + extras["allennlp"]}
     assert {_name(r) for r in extras["lint"]} == {"black", "flake8", "mypy"}
 
 
-def test_the_current_extra_is_the_runtime_section_of_the_profiles_requirements():
+def test_the_core_needs_torch_numpy_h5py_and_tqdm_only():
+    install, _ = _extras()
+    assert {_name(r) for r in install} == {"torch", "numpy", "h5py", "tqdm"}
+
+
+def test_the_allennlp_extra_is_the_runtime_section_of_the_profiles_requirements():
     _, extras = _extras()
     lines = (PROJECT_ROOT / "requirements" / "current.in").read_text().splitlines()
     requirements = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
     runtime = requirements[: requirements.index("conllu==4.4.2")]
     expected = [r for r in runtime if _name(r) not in TOOLS | {"wheel"}]
-    assert sorted(extras["current"]) == sorted(expected)
+    assert sorted(extras["allennlp"]) == sorted(expected)
     # The profile installs exactly the three extras' needs (and pip's own `wheel`).
-    every = {_name(r) for name in ("current", "test", "lint") for r in extras[name]}
+    every = {_name(r) for name in ("allennlp", "test", "lint") for r in extras[name]}
     assert {_name(r) for r in requirements} - {"wheel"} == every

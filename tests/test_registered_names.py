@@ -14,11 +14,10 @@ def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):
     import_module_and_submodules("elmo_plugin")
 
     from allennlp.common.registrable import Registrable
+    from allennlp.models import Model
     from allennlp.modules.token_embedders import TokenEmbedder
 
-    from allennlp.models import Model
-
-    from elmo_plugin.elmo import ElmoTokenEmbedder
+    from elmo_plugin.modules import ElmoTokenEmbedder
 
     assert Model.by_name("crf_tagger").__module__.startswith("allennlp_models")  # really loaded
     assert TokenEmbedder.by_name("elmo") is ElmoTokenEmbedder

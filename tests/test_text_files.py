@@ -1,7 +1,7 @@
 """text_lines splits where a text editor does (\\n, \\r\\n, a lone \\r) and nowhere else: not
 inside a UTF-8 character holding byte 0x85 (NEL in latin-1) nor at Unicode line separators."""
 
-from elmo_plugin.text_files import quoted, text_lines
+from elmo_plugin.embedding.text_files import quoted, text_lines
 
 
 def test_only_cr_lf_and_crlf_end_lines(tmp_path):

@@ -7,12 +7,11 @@ import json
 import shutil
 
 from allennlp.models.archival import load_archive
-
-import elmo_plugin  # noqa: F401  (the one documented import: registers every task)
 from allennlp.predictors import Predictor
 
-from elmo_plugin.commands.elmo_embed import bilm_from_archive
-from elmo_plugin.elmo.elmo import OPTIONS_NAMESPACE
+import elmo_plugin  # noqa: F401  (the one documented import: registers every task)
+from elmo_plugin.archives import bilm_from_archive
+from elmo_plugin.elmo.modules.elmo import OPTIONS_NAMESPACE
 from elmo_plugin.tasks.ner.predictors import ConllNerPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL

@@ -9,9 +9,9 @@ import sys
 import tarfile
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.archives import check_members, install_archive_check, load_checked_archive
+from elmo_plugin.elmo.errors import ConfigurationError
 from tests.paths import FIXTURES, PROJECT_ROOT
 
 GOOD = os.path.join(FIXTURES, "archives", "current", "model.tar.gz")  # a bilstm_crf_tagger (NER)

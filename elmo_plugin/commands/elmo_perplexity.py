@@ -10,7 +10,7 @@ import os
 from allennlp.commands.subcommand import Subcommand
 from overrides import overrides
 
-from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
+from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting, replaced_when_complete
 
 
 @Subcommand.register("elmo-perplexity")

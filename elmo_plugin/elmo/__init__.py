@@ -1,48 +1,51 @@
 """
-The ELMo core: the character ids of words (a fast `batch_to_ids`), the character encoder,
-the biLM LSTM, the scalar mix, the bilm-tf weight format, the biLM loader, the activation
-cache, the `Elmo` module and the `elmo` token embedder. It imports nothing else of
-`elmo_plugin`.
+The ELMo core, which needs torch, numpy and h5py and nothing of AllenNLP, in five rooms, each
+importing only those before it: the one error (`errors`), how the biLM runs (`execution`), the
+biLM itself (`bilm`: the character ids and encoder, the LSTM and its execution paths, and
+`ElmoBiLm`), the bilm-tf format, the loaders and published names (`formats`), and the `Elmo`
+module, the scalar mix, the activation cache and the layer weights (`modules`). It imports
+nothing else of `elmo_plugin`; the AllenNLP plugin layer (`elmo_plugin.modules`,
+`elmo_plugin.training`, the commands, `lm` and the tasks) builds on it.
 """
 
-from elmo_plugin.elmo.activation_cache import ActivationCache
-from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
-from elmo_plugin.elmo.bilm_loading import load_bilm
-from elmo_plugin.elmo.bilm_tf_format import read_options, save_bilm
-from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
-from elmo_plugin.elmo.character_ids import CharacterIdTable, batch_to_ids
-from elmo_plugin.elmo.elmo import ELMO_INDEXER_KEY, Elmo
-from elmo_plugin.elmo.elmo_token_embedder import ElmoTokenEmbedder
-from elmo_plugin.elmo.layer_weight_names import (
+from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder
+from elmo_plugin.elmo.bilm.characters.ids import CharacterIdTable, batch_to_ids
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.settings import Execution
+from elmo_plugin.elmo.formats.bilm_tf import read_options, save_bilm
+from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmState
+from elmo_plugin.elmo.modules.activation_cache import ActivationCache
+from elmo_plugin.elmo.bilm.model import ElmoBiLm
+from elmo_plugin.elmo.modules.elmo import ELMO_INDEXER_KEY, Elmo
+from elmo_plugin.elmo.bilm.layer_names import (
     LayerWeightMetric,
     bilm_layer_names,
     layer_weight_metric_name,
     parse_layer_weight_metric_name,
 )
-from elmo_plugin.elmo.layer_weights import elmo_layer_weight_metrics
-from elmo_plugin.elmo.layer_weights_callback import ElmoLayerWeightsCallback
-from elmo_plugin.elmo.scalar_mix import ScalarMix
+from elmo_plugin.elmo.modules.layer_weights import elmo_layer_weight_metrics
+from elmo_plugin.elmo.modules.scalar_mix import ScalarMix
 
 __all__ = [
     "ActivationCache",
-    "ElmoBiLm",
-    "ElmoBiLstm",
-    "LstmState",
-    "load_bilm",
-    "read_options",
-    "save_bilm",
-    "ElmoCharacterEncoder",
     "CharacterIdTable",
-    "batch_to_ids",
+    "ConfigurationError",
     "ELMO_INDEXER_KEY",
     "Elmo",
-    "ElmoTokenEmbedder",
+    "ElmoBiLm",
+    "ElmoBiLstm",
+    "ElmoCharacterEncoder",
+    "Execution",
     "LayerWeightMetric",
-    "bilm_layer_names",
-    "layer_weight_metric_name",
-    "parse_layer_weight_metric_name",
-    "elmo_layer_weight_metrics",
-    "ElmoLayerWeightsCallback",
+    "LstmState",
     "ScalarMix",
+    "batch_to_ids",
+    "bilm_layer_names",
+    "elmo_layer_weight_metrics",
+    "layer_weight_metric_name",
+    "load_bilm",
+    "parse_layer_weight_metric_name",
+    "read_options",
+    "save_bilm",
 ]

@@ -3,21 +3,21 @@
 `allennlp.commands.elmo.ElmoEmbedder` API (what flair, SeqVec and bio_embeddings call) and
 simple_elmo's `get_elmo_vectors` as `embed`, and `embed_file`, what `allennlp elmo-embed` runs.
 It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
-`elmo_plugin.embeddings_file`; nothing of it is registered.
+`elmo_plugin.embedding.embeddings_file`; nothing of it is registered.
 """
 
-from typing import Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 import numpy
 import torch
-from allennlp.common.checks import ConfigurationError
-from allennlp.nn.util import remove_sentence_boundaries
 
-from elmo_plugin.archives import load_checked_archive
 from elmo_plugin.elmo import ElmoBiLm, batch_to_ids, load_bilm
-from elmo_plugin.elmo.package_files import SCHEME, SHIPPED_BILM
-from elmo_plugin.elmo.published_models import PREFIX, PUBLISHED_MODELS
-from elmo_plugin.embeddings_file import InputFile, write_embeddings
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.settings import AUTO, Execution
+from elmo_plugin.elmo.formats.package_files import SCHEME, SHIPPED_BILM
+from elmo_plugin.elmo.formats.published_models import PREFIX, PUBLISHED_MODELS
+from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
+from elmo_plugin.embedding.embeddings_file import InputFile, write_embeddings
 
 DEFAULT_OPTIONS_FILE = f"{SHIPPED_BILM}/options.json"
 DEFAULT_WEIGHT_FILE = f"{SHIPPED_BILM}/weights.hdf5"
@@ -46,9 +46,9 @@ class ElmoEmbedder:
     Memory: each biLM run sees at most `max_tokens` token positions (sentences times the
     longest of them, markers included), or one sentence alone when it is longer; every method
     but `batch_to_embeddings` (0.9's single run) splits its input so, and copies each
-    sentence's layers out of the run. A run of the original size's biLM peaks at about 0.25 MB
-    per position beyond the weights (measured on a CPU: 0.9 GB at the default 4096), the
-    shipped biLM's at about 0.05 MB (0.2 GB). `embed_sentences` and `embed_file` hold one batch of
+    sentence's layers out of the run. A run's peak memory beyond the weights grows with its
+    positions, so `max_tokens` bounds it (docs/performance.md has the measured peaks of the
+    original size's biLM and the shipped one). `embed_sentences` and `embed_file` hold one batch of
     results at a time, whatever the number of sentences; `embed` returns one padded array.
 
     # Parameters
@@ -56,13 +56,15 @@ class ElmoEmbedder:
     options_file : `str`, optional (default = the shipped biLM's)
         bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`, or the short
         name of a biLM AllenNLP published (`"original"`, `"small"`, ...: the names of
-        `elmo_plugin.elmo.published_models`), whose two files are then downloaded once.
+        `elmo_plugin.elmo.formats.published_models`), whose two files are then downloaded once.
     weight_file : `str`, optional (default = the shipped biLM's)
         bilm-tf `weights.hdf5`; leave it out with a published biLM's name.
     cuda_device : `int`, optional (default = `-1`)
         The GPU to run on; `-1` for the CPU.
     max_tokens : `int`, optional (default = `4096`)
         The token positions of one biLM run (see above).
+    execution : `Execution` or its config, optional (default = `"auto"`)
+        How the biLM runs (`elmo_plugin.elmo.execution.settings`), e.g. `{"fused": true}`.
     """
 
     def __init__(
@@ -71,9 +73,13 @@ class ElmoEmbedder:
         weight_file: str = DEFAULT_WEIGHT_FILE,
         cuda_device: int = -1,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        execution: Union[str, Dict[str, Any], Execution] = AUTO,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
-        self._hold(load_bilm(*_bilm_files(options_file, weight_file)), cuda_device, max_tokens)
+        bilm = load_bilm(
+            *_bilm_files(options_file, weight_file), execution=Execution.parse(execution)
+        )
+        self._hold(bilm, cuda_device, max_tokens)
 
     @classmethod
     def from_bilm(
@@ -211,7 +217,7 @@ class ElmoEmbedder:
         a JSON map from each line's text to its dataset name. The file is written beside
         `output_file_path` and renamed onto it once complete. An empty line gives a dataset of
         0 tokens, with one warning. Returns the number of sentences. (The writer, with its
-        checks, is `elmo_plugin.embeddings_file.write_embeddings`.)
+        checks, is `elmo_plugin.embedding.embeddings_file.write_embeddings`.)
 
         # Parameters
 
@@ -261,24 +267,6 @@ def embed_file(
     """
     embedder = ElmoEmbedder.from_bilm(bilm, cuda_device)
     return embedder.embed_file(input_file, output_file, output_format, batch_size)
-
-
-def bilm_from_archive(archive_file: str, cuda_device: int = -1) -> ElmoBiLm:
-    """
-    The first ELMo biLM of the model in `archive_file` (a trained `bilm`, or any model with an
-    ELMo biLM), loaded through `load_checked_archive`'s member check.
-
-    # Parameters
-
-    archive_file : `str`
-        A `model.tar.gz` or a serialization directory.
-    cuda_device : `int`, optional (default = `-1`)
-    """
-    model = load_checked_archive(archive_file, cuda_device=cuda_device).model
-    bilms = [module for module in model.modules() if isinstance(module, ElmoBiLm)]
-    if not bilms:
-        raise ConfigurationError(f"{archive_file}: the archived model has no ELMo biLM")
-    return bilms[0]
 
 
 def _bilm_files(options_file: str, weight_file: str) -> Tuple[str, str]:

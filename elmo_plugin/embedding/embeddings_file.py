@@ -26,11 +26,15 @@ from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import h5py
 import numpy
-from allennlp.common.checks import ConfigurationError
-from allennlp.common.tqdm import Tqdm
+import tqdm
 
-from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete, require_space
-from elmo_plugin.text_files import text_lines
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.atomic_files import (
+    refuse_overwriting,
+    replaced_when_complete,
+    require_space,
+)
+from elmo_plugin.embedding.text_files import text_lines
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +89,7 @@ def write_embeddings(
     refuse_overwriting(output_file, {"input file": source})
     written = _Written()
     with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
-        for batch in Tqdm.tqdm(
+        for batch in tqdm.tqdm(
             _batches(_lines(input_file), batch_size),
             desc="embedding batches",
             total=_count_batches(source, batch_size),

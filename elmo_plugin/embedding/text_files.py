@@ -4,15 +4,15 @@ a leading UTF-8 BOM dropped; `\\n`, `\\r\\n` and a lone `\\r` (old Mac files) al
 as in Python's text mode; a line that is not UTF-8, or longer than `MAX_LINE_BYTES` (a
 minified JSON file, a file without line ends), an error naming the file and the line, read
 with bounded memory. `quoted` bounds what an error message quotes of the input;
-`lone_surrogate` finds text that JSON allows and UTF-8 cannot encode. It imports
-nothing else of `elmo_plugin`.
+`lone_surrogate` finds text that JSON allows and UTF-8 cannot encode. It imports only the
+core's errors and downloads.
 """
 
 import io
 from typing import Any, Iterator, Optional
 
-from allennlp.common.checks import ConfigurationError
-from allennlp.common.file_utils import cached_path
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.package_files import fetch
 
 _BOM = "\ufeff"
 # No sentence, CoNLL row or JSON line of a task is near this long.
@@ -25,7 +25,8 @@ def text_lines(file_path: str) -> Iterator[str]:
     "\\n" (but perhaps the last), without a leading BOM; a line that is not UTF-8 or is over
     `MAX_LINE_BYTES` is a `ConfigurationError` naming file and line."""
     limit = MAX_LINE_BYTES
-    with open(cached_path(file_path), "rb") as raw:
+    local = fetch(file_path, "text file") if "://" in str(file_path) else file_path
+    with open(local, "rb") as raw:
         # latin-1 maps bytes to characters one to one, and no byte of a multi-byte UTF-8
         # character is "\r" or "\n": its universal newlines split the bytes where UTF-8
         # text has its line ends, and readline(limit) bounds each read.

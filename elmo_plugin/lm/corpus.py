@@ -18,8 +18,9 @@ import os
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
+
+from elmo_plugin.elmo.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 

@@ -2,10 +2,10 @@ import logging
 from collections import Counter
 from typing import List, Optional
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, DEFAULT_PADDING_TOKEN, Vocabulary
 
-from elmo_plugin.elmo.package_files import local_file
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.package_files import local_file
 from elmo_plugin.lm.corpus import (
     BILM_TF_UNKNOWN,
     LONG_SENTENCES,

@@ -9,12 +9,12 @@ import logging
 import os
 from typing import List, Union
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.models import Model
 
 from elmo_plugin.archives import load_checked_archive
-from elmo_plugin.elmo.atomic_files import refuse_overwriting
-from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME, save_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME, save_bilm
 from elmo_plugin.lm.corpus import TARGET_NAMESPACE
 from elmo_plugin.lm.models import BilmLanguageModel
 from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME, write_softmax

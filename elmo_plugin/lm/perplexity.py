@@ -9,11 +9,11 @@ is evaluated by `allennlp evaluate` instead.
 import os
 from typing import Dict
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.training.util import evaluate
 
-from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.metrics.token_perplexity import PERPLEXITY_NAMES

@@ -11,11 +11,11 @@ from typing import List, Optional, Tuple
 
 import h5py
 import numpy
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
-from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
-from elmo_plugin.elmo.package_files import local_file
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
+from elmo_plugin.elmo.formats.package_files import local_file
 from elmo_plugin.lm.corpus import BILM_TF_UNKNOWN
 
 SOFTMAX_NAME = "softmax.hdf5"

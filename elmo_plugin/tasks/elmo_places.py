@@ -6,11 +6,11 @@ Table 3), written once for every model that offers both places.
 from typing import NamedTuple, Optional
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors
 from allennlp.nn.util import get_text_field_mask
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, Elmo
+from elmo_plugin.elmo.errors import ConfigurationError
 
 
 class PlacedElmo(NamedTuple):

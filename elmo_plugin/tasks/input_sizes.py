@@ -7,7 +7,8 @@ config never states the ELMo size: switching the biLM is an override of the ELMo
 from typing import Protocol, TypeVar, Union
 
 from allennlp.common import Lazy
-from allennlp.common.checks import ConfigurationError
+
+from elmo_plugin.elmo.errors import ConfigurationError
 
 
 class _HasInputDim(Protocol):

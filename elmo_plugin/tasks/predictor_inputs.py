@@ -7,12 +7,12 @@ characters of it.
 """
 
 import json
-from typing import Any
+from typing import Any, Callable, Iterable, List
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 
-from elmo_plugin.text_files import lone_surrogate, quoted
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import lone_surrogate, quoted
 
 
 def json_object_line(line: str) -> JsonDict:
@@ -31,6 +31,38 @@ def json_object_line(line: str) -> JsonDict:
         )
     check_unicode(value, f"input line {_quoted(line)}")
     return value
+
+
+def sentence_or_tokens(
+    json_dict: JsonDict,
+    tokenizer: Callable[[str], Iterable[Any]],
+    task: str,
+    drop_blank_given_tokens: bool,
+) -> List[str]:
+    """The tokens of a predictor's input: its `"tokens"` list of strings, or its `"sentence"`
+    string split by `tokenizer` (spaCy's, whose tokens have `.text`), without blank tokens. A
+    `ConfigurationError` for anything else, or for no tokens ("no tokens to {task} in ...").
+    `drop_blank_given_tokens` drops blank tokens from a `"tokens"` list too."""
+    if "tokens" in json_dict:
+        tokens = json_dict["tokens"]
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise ConfigurationError(f"'tokens' must be a list of strings, got {quoted(tokens)}")
+        if drop_blank_given_tokens:
+            tokens = [token for token in tokens if token.strip()]
+    elif "sentence" in json_dict:
+        if not isinstance(json_dict["sentence"], str):
+            raise ConfigurationError(
+                f"'sentence' must be a string, got {quoted(json_dict['sentence'])}"
+            )
+        tokens = [token.text for token in tokenizer(json_dict["sentence"])]
+        tokens = [token for token in tokens if token.strip()]
+    else:
+        raise ConfigurationError(
+            f"expected a 'sentence' string or a 'tokens' list, got keys {sorted(json_dict)}"
+        )
+    if not tokens:
+        raise ConfigurationError(f"no tokens to {task} in {quoted(json_dict)}")
+    return tokens
 
 
 def check_unicode(value: Any, where: str, path: str = "") -> None:

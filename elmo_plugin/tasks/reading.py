@@ -1,16 +1,16 @@
 """
 What every task reader does with a file the same way (each decodes it with
-`elmo_plugin.text_files.text_lines`): refuse a data file that does not exist with the overrides
-that name others, refuse a file that gives nothing to train on, and split, cut or skip an input
-over a maximum length with one warning naming where it is (a malformed file must not make a run
-hang on one huge input).
+`elmo_plugin.embedding.text_files.text_lines`): refuse a data file that does not exist with
+the overrides that name others, refuse a file that gives nothing to train on, and split, cut
+or skip an input over a maximum length with one warning naming where it is (a malformed file
+must not make a run hang on one huge input).
 """
 
 import logging
 import os
 from typing import Callable, Iterable, Iterator, List, Optional, Sized, TypeVar
 
-from allennlp.common.checks import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 

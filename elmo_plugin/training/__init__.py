@@ -1,16 +1,18 @@
 """
 Training pieces that both the biLM pretraining (`elmo_plugin.lm`) and the tasks use: an
 atomically writing checkpointer, the trainer that makes `--recover` exact (and the deprecated
-callback it replaces), and a subclass of it that clips sparse gradients. It imports nothing of
-`elmo_plugin` but `elmo_plugin.elmo.atomic_files`.
+callback it replaces), the callback that logs ELMo's layer weights, and a subclass of it that
+clips sparse gradients. It imports nothing of `elmo_plugin` but the core (`elmo_plugin.elmo`).
 """
 
 from elmo_plugin.training.atomic_checkpointer import AtomicCheckpointer
 from elmo_plugin.training.exact_resume import ExactResume, ExactResumeTrainer
+from elmo_plugin.training.layer_weights_callback import ElmoLayerWeightsCallback
 from elmo_plugin.training.sparse_gradient_trainer import SparseGradientDescentTrainer
 
 __all__ = [
     "AtomicCheckpointer",
+    "ElmoLayerWeightsCallback",
     "ExactResume",
     "ExactResumeTrainer",
     "SparseGradientDescentTrainer",

@@ -12,13 +12,13 @@ import os
 from typing import Any, Dict, Iterator, List, Optional
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DataLoader, Instance, TensorDict, Vocabulary
 from allennlp.models import Model
 from allennlp.training import GradientDescentTrainer, Trainer
 from allennlp.training.callbacks import TrainerCallback
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.training import random_states
 from elmo_plugin.training.atomic_checkpointer import save_atomically
 from elmo_plugin.training.random_states import RandomStates

@@ -3,7 +3,7 @@ from typing import Dict
 from allennlp.training.callbacks.callback import TrainerCallback
 from overrides import overrides
 
-from elmo_plugin.elmo.layer_weights import elmo_layer_weight_metrics
+from elmo_plugin.elmo.modules.layer_weights import elmo_layer_weight_metrics
 
 
 @TrainerCallback.register("elmo_layer_weights")

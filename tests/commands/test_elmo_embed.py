@@ -9,12 +9,12 @@ import numpy
 import pytest
 import torch
 from allennlp.commands import main
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import batch_to_ids
 
-from elmo_plugin.commands.elmo_embed import embed_file
 from elmo_plugin.elmo import load_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.elmo_embedder import embed_file
 
 
 def run_command(monkeypatch, *args):
@@ -134,16 +134,16 @@ def test_help_states_each_default_once(monkeypatch, capsys):
 
 
 def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elmo_options):
-    from elmo_plugin import embeddings_file
+    from elmo_plugin.embedding import embeddings_file
 
     totals = []
-    real_tqdm = embeddings_file.Tqdm.tqdm
+    real_tqdm = embeddings_file.tqdm.tqdm
 
     def counting_tqdm(*args, **kwargs):
         totals.append(kwargs.get("total"))
         return real_tqdm(*args, **kwargs)
 
-    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", counting_tqdm)
+    monkeypatch.setattr(embeddings_file.tqdm, "tqdm", counting_tqdm)
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
     embed_file(
         load_bilm(elmo_options, None),
@@ -210,16 +210,16 @@ def _pipe_with(data: bytes) -> str:
 def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(
     monkeypatch, tmp_path, elmo_options, elmo_weights
 ):
-    from elmo_plugin import embeddings_file
+    from elmo_plugin.embedding import embeddings_file
 
     totals = []
-    real_tqdm = embeddings_file.Tqdm.tqdm
+    real_tqdm = embeddings_file.tqdm.tqdm
 
     def counting_tqdm(*args, **kwargs):
         totals.append(kwargs.get("total"))
         return real_tqdm(*args, **kwargs)
 
-    monkeypatch.setattr(embeddings_file.Tqdm, "tqdm", counting_tqdm)
+    monkeypatch.setattr(embeddings_file.tqdm, "tqdm", counting_tqdm)
     pipe = _pipe_with(b"a b\nc\nd e f\n")
     count = embed_file(
         load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2
@@ -322,7 +322,7 @@ def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(
     import collections
     import errno
 
-    from elmo_plugin.elmo import atomic_files
+    from elmo_plugin.elmo.formats import atomic_files
 
     usage = collections.namedtuple("usage", "total used free")
     text = tmp_path / "in.txt"

@@ -8,7 +8,6 @@ import tarfile
 import h5py
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.models.archival import load_archive
 from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import _ElmoBiLm as AllenNlpElmoBiLm
@@ -17,11 +16,13 @@ from allennlp.modules.token_embedders import ElmoTokenEmbedder as AllenNlpElmoTo
 
 import elmo_plugin.commands  # noqa: F401
 import elmo_plugin.lm  # noqa: F401
-from elmo_plugin.elmo import Elmo, ElmoTokenEmbedder, load_bilm
+from elmo_plugin.elmo import Elmo, load_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
 from elmo_plugin.lm.perplexity import held_out_perplexity, language_model_from_export
+from elmo_plugin.modules import ElmoTokenEmbedder
 from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp, tensorize
 
 SENTENCES = "fixtures/lm/sentences.txt"

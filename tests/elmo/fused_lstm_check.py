@@ -3,13 +3,14 @@ script (`python tests/elmo/fused_lstm_check.py cpu|cuda`) it checks both dtypes 
 which gate kernels ran (Triton under TRITON_INTERPRET=1 or on CUDA, else torch)."""
 
 import copy
+import dataclasses
 import sys
 from typing import Optional
 
 import torch
 
-from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
-from elmo_plugin.elmo.lstm_gates import uses_triton
+from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmState
+from elmo_plugin.elmo.bilm.lstm.triton_gates import uses_triton
 
 # float32: the same sums in another order. bfloat16: the weights' gradients are sums of bfloat16
 # products in another order (one product over all steps against one a step), so a few bfloat16
@@ -28,10 +29,10 @@ def compare_paths(
     with torch.no_grad():
         for parameter in packed.parameters():
             parameter.mul_(3.0)
-    packed.fused = False
+    packed.execution = dataclasses.replace(packed.execution, fused=False)
     fused = copy.deepcopy(packed)
-    fused.fused = True
-    fused.sorted_inference = True
+    fused.execution = dataclasses.replace(fused.execution, fused=True)
+    fused.execution = dataclasses.replace(fused.execution, sorted_inference=True)
     lengths = torch.tensor([7, 3, 0, 5, 1], device=device)
     mask = torch.arange(7, device=device).unsqueeze(0) < lengths.unsqueeze(1)
     inputs = torch.randn(5, 7, 6, device=device)
@@ -59,7 +60,7 @@ def compare_paths(
         assert results[0][3].abs().max() == cell_clip
     # Inference, dense and sorted by length (the finished sequences' rows skipped).
     dense = copy.deepcopy(fused)
-    dense.sorted_inference = False
+    dense.execution = dataclasses.replace(dense.execution, sorted_inference=False)
     with torch.no_grad():
         inferred = [lstm(inputs, mask, initial) for lstm in (packed, fused, dense)]
     expected_results = [*inferred[0][0], *inferred[0][1]]

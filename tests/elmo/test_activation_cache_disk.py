@@ -6,9 +6,9 @@ from typing import cast
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 
 from elmo_plugin.elmo import ActivationCache
+from elmo_plugin.elmo.errors import ConfigurationError
 
 
 def test_a_directory_that_is_a_file(tmp_path):

@@ -8,10 +8,11 @@ import sys
 
 import numpy
 import pytest
-from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo import bilm_tf_format, load_bilm, save_bilm
-from elmo_plugin.elmo.atomic_files import refuse_overwriting, replaced_when_complete
+from elmo_plugin.elmo import load_bilm, save_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats import bilm_tf as bilm_tf_format
+from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting, replaced_when_complete
 from elmo_plugin.lm.softmax_file import read_softmax, write_softmax
 
 
@@ -117,7 +118,7 @@ def test_save_bilm_on_a_nearly_full_disk_stops_before_hdf5_writes(
 ):
     import collections
 
-    from elmo_plugin.elmo import atomic_files
+    from elmo_plugin.elmo.formats import atomic_files
 
     usage = collections.namedtuple("usage", "total used free")
     monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, 2**20))

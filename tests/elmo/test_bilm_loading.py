@@ -6,13 +6,13 @@ import json
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ActivationCache, Elmo, ElmoBiLm, load_bilm
-from elmo_plugin.elmo.bilm_loading import OPTIONS_NAMESPACE, recorded_options
-from elmo_plugin.elmo.package_files import MissingFileError
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.loading import OPTIONS_NAMESPACE, recorded_options
+from elmo_plugin.elmo.formats.package_files import MissingFileError
 
 SENTENCES = [["The", "cat", "sat", "."], ["Hello", "world"]]
 
@@ -23,7 +23,7 @@ def _activations(bilm: ElmoBiLm) -> torch.Tensor:
 
 
 def test_elmo_builds_its_bilm_with_the_loader(elmo_options, elmo_weights, monkeypatch):
-    import elmo_plugin.elmo.elmo as elmo_module
+    import elmo_plugin.elmo.modules.elmo as elmo_module
 
     calls = []
 

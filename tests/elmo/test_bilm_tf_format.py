@@ -4,11 +4,11 @@ import h5py
 import numpy
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ElmoBiLm, load_bilm, read_options, save_bilm
-from elmo_plugin.elmo.bilm_tf_format import read_weights
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.bilm_tf import read_weights
 
 
 def test_write_then_read_gives_the_same_biLM(elmo_options, elmo_weights, sentences, tmp_path):

@@ -4,11 +4,11 @@ biLM, whose parameter names (those trained archives hold) stay the same."""
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ActivationCache, Elmo, load_bilm
-from elmo_plugin.elmo.cached_bilm import CachedBiLm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.modules.cached_bilm import CachedBiLm
 
 
 def test_called_as_the_bilm_it_gives_its_outputs_and_runs_it_on_new_sentences_only(

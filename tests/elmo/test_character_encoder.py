@@ -7,7 +7,7 @@ from allennlp.modules.elmo import batch_to_ids
 from allennlp.nn.util import add_sentence_boundary_token_ids
 
 from elmo_plugin.elmo import load_bilm
-from elmo_plugin.elmo.character_encoder import max_pooled_convolution
+from elmo_plugin.elmo.bilm.characters.encoder import max_pooled_convolution
 from tests.host_reads import host_reads_forbidden
 
 
@@ -182,7 +182,7 @@ def _convolved(embedded, weight, bias):
     return torch.nn.functional.conv1d(embedded.transpose(1, 2), weight, bias)
 
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
 @pytest.mark.parametrize("device", DEVICES)  # each device pools its own way

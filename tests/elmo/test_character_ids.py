@@ -6,7 +6,7 @@ import torch
 from allennlp.modules.elmo import batch_to_ids as allennlp_batch_to_ids
 
 from elmo_plugin.elmo import batch_to_ids
-from elmo_plugin.elmo.character_ids import CharacterIdTable
+from elmo_plugin.elmo.bilm.characters.ids import CharacterIdTable
 from tests.paths import SHARED_DATA
 
 SENTENCES = [

@@ -7,13 +7,13 @@ from unittest import mock
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ElmoBiLm, ElmoBiLstm, load_bilm
-from elmo_plugin.elmo.bilm_tf_format import read_options
-from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
-from elmo_plugin.elmo.published_sizes import published_options
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
+from elmo_plugin.elmo.formats.bilm_tf import read_options
+from elmo_plugin.elmo.formats.published_sizes import published_options
 
 GOAL = 2e-2
 BFLOAT16 = torch.bfloat16
@@ -123,7 +123,7 @@ def products(lstm, inputs, mask):
 @pytest.fixture
 def native_bfloat16(monkeypatch):
     """The products as a CPU with native bfloat16 runs them (whatever this one has)."""
-    from elmo_plugin.elmo import compute_dtype
+    from elmo_plugin.elmo.execution import compute_dtype
 
     monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: True)
 
@@ -190,7 +190,7 @@ def test_the_activation_cache_digest_tells_the_dtypes_apart(elmo_options, elmo_w
 
 @pytest.mark.parametrize("native", [False, True])
 def test_bfloat16_on_a_cpu_without_native_bfloat16_warns_once(monkeypatch, caplog, native):
-    from elmo_plugin.elmo import compute_dtype
+    from elmo_plugin.elmo.execution import compute_dtype
 
     monkeypatch.setattr(compute_dtype, "_warned_about_emulated_bfloat16", False)
     monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: native)
@@ -205,7 +205,7 @@ def test_bfloat16_on_a_cpu_without_native_bfloat16_warns_once(monkeypatch, caplo
 
 
 def test_float32_never_warns_about_bfloat16(monkeypatch, caplog):
-    from elmo_plugin.elmo import compute_dtype
+    from elmo_plugin.elmo.execution import compute_dtype
 
     monkeypatch.setattr(compute_dtype, "_warned_about_emulated_bfloat16", False)
     monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: False)
@@ -215,7 +215,7 @@ def test_float32_never_warns_about_bfloat16(monkeypatch, caplog):
 
 
 def test_without_native_bfloat16_the_rounded_weights_are_multiplied_in_float32(monkeypatch):
-    from elmo_plugin.elmo import compute_dtype
+    from elmo_plugin.elmo.execution import compute_dtype
 
     monkeypatch.setattr(compute_dtype, "cpu_has_native_bfloat16", lambda: False)
     torch.manual_seed(0)

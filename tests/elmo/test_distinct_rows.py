@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from elmo_plugin.elmo import distinct_rows as module
-from elmo_plugin.elmo.distinct_rows import distinct_rows, keyed_distinct_rows
+from elmo_plugin.elmo.bilm.characters import distinct_rows as module
+from elmo_plugin.elmo.bilm.characters.distinct_rows import distinct_rows, keyed_distinct_rows
 
 
 def character_rows(count: int = 300) -> torch.Tensor:
@@ -35,7 +35,7 @@ def test_rows_that_share_a_key_are_still_told_apart(monkeypatch):
     assert_distinct_rows_of(rows, distinct, inverse)
 
 
-@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("count", [0, 1, 300])
 def test_distinct_rows_on_each_device(device, count):
     rows = character_rows(count).to(device)

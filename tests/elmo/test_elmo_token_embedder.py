@@ -4,7 +4,6 @@ from typing import Dict, Tuple
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Instance, Token, Vocabulary
 from allennlp.data.fields import TextField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, TokenIndexer
@@ -16,12 +15,13 @@ from elmo_plugin.elmo import (
     ActivationCache,
     Elmo,
     ElmoBiLm,
-    ElmoTokenEmbedder,
     elmo_layer_weight_metrics,
     save_bilm,
 )
-from elmo_plugin.elmo.bilm_tf_format import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
+from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.modules import ElmoTokenEmbedder
 
 
 def embedder_params(elmo_options, elmo_weights, **extra):

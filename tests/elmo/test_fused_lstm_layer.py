@@ -4,6 +4,7 @@ and backward, with the gate math in torch here and as Triton kernels under TRITO
 imported). On CUDA the same comparison runs with the compiled kernels."""
 
 import copy
+import dataclasses
 import os
 import subprocess
 import sys
@@ -11,8 +12,9 @@ import sys
 import pytest
 import torch
 
-from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm
-from elmo_plugin.elmo.lstm_gates import triton
+from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm
+from elmo_plugin.elmo.bilm.lstm.triton_gates import triton
+from elmo_plugin.elmo.execution.settings import Execution
 from tests.elmo.fused_lstm_check import compare_paths
 from tests.host_reads import host_reads_forbidden
 from tests.paths import PROJECT_ROOT
@@ -37,7 +39,7 @@ def test_both_paths_take_a_batch_of_empty_sequences(sorted_inference):
     inputs = torch.randn(2, 3, 6)
     packed = ElmoBiLstm(6, 4, 8, 2)
     fused = copy.deepcopy(packed)
-    fused.fused, fused.sorted_inference = True, sorted_inference
+    fused.execution = Execution(fused=True, sorted_inference=sorted_inference)
     initial = packed.zero_state(2, inputs)
     initial = type(initial)(initial.hidden + 0.5, initial.memory - 0.5)
     for lstm in (packed, fused):
@@ -51,7 +53,7 @@ def test_both_paths_take_a_batch_of_empty_sequences(sorted_inference):
 def test_the_gpu_runs_fused_and_the_cpu_packed():
     lstm = ElmoBiLstm(4, 3, 5, 2)
     assert not lstm.runs_fused(torch.zeros(1))
-    lstm.fused = True
+    lstm.execution = dataclasses.replace(lstm.execution, fused=True)
     assert lstm.runs_fused(torch.zeros(1))
 
 
@@ -59,7 +61,7 @@ def test_the_fused_path_reads_nothing_back_to_the_host():
     """No `.item()`, `int(tensor)`, nonzero or boolean selection on the fused path: checked by
     running it with every host read of a device value turned into an error."""
     lstm = ElmoBiLstm(6, 4, 8, 2, cell_clip=3.0, proj_clip=3.0)
-    lstm.fused = True
+    lstm.execution = dataclasses.replace(lstm.execution, fused=True)
     mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
     inputs = torch.randn(2, 5, 6, requires_grad=True)
     with host_reads_forbidden():
@@ -71,8 +73,8 @@ def test_the_fused_path_reads_nothing_back_to_the_host():
 def test_inference_on_the_fused_path_computes_no_step_past_a_sequence_end():
     hidden, cell, layers = 4, 8, 2
     lstm = ElmoBiLstm(6, hidden, cell, layers, cell_clip=3.0, proj_clip=3.0)
-    lstm.fused = True
-    lstm.sorted_inference = True
+    lstm.execution = dataclasses.replace(lstm.execution, fused=True)
+    lstm.execution = dataclasses.replace(lstm.execution, sorted_inference=True)
     lengths = torch.tensor([2, 7, 0, 1])
     mask = torch.arange(7).unsqueeze(0) < lengths.unsqueeze(1)
     inputs = torch.randn(4, 7, 6)
@@ -101,7 +103,7 @@ def test_inference_runs_sorted_where_it_was_measured_to_pay():
     assert not lstm(1024, torch.float32).sorts_inference()
     assert not lstm(4096, torch.bfloat16).sorts_inference()
     forced = lstm(8, torch.bfloat16)
-    forced.sorted_inference = True
+    forced.execution = dataclasses.replace(forced.execution, sorted_inference=True)
     assert forced.sorts_inference()
 
 
@@ -121,7 +123,7 @@ def test_the_triton_kernels_under_the_interpreter():
     assert "kernels: triton" in result.stdout
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_the_compiled_kernels_on_cuda(dtype):
     previous = torch.backends.cuda.matmul.allow_tf32
@@ -138,9 +140,9 @@ def _graph_comparison(device):
     then inference batches of several lengths (rounded up to the graphs' bucket)."""
     torch.manual_seed(0)
     eager = ElmoBiLstm(6, 4, 8, 2, cell_clip=3.0, proj_clip=3.0).to(device)
-    eager.fused = True
+    eager.execution = dataclasses.replace(eager.execution, fused=True)
     graphed = copy.deepcopy(eager)
-    graphed.cuda_graphs = True
+    graphed.execution = dataclasses.replace(graphed.execution, cuda_graphs=True)
     lengths = torch.tensor([7, 3, 0, 5, 1], device=device)
     mask = torch.arange(7, device=device).unsqueeze(0) < lengths.unsqueeze(1)
     for step in range(4):
@@ -172,7 +174,7 @@ def test_cuda_graph_settings_change_nothing_on_the_cpu():
     _graph_comparison("cpu")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.gpu
 def test_cuda_graphs_replay_the_eager_results():
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -4,7 +4,7 @@ names and numbers, so archives and bilm-tf weight files load into them unchanged
 import torch
 from allennlp.modules.highway import Highway as AllenNlpHighway
 
-from elmo_plugin.elmo.highway import Highway
+from elmo_plugin.elmo.bilm.characters.highway import Highway
 
 
 def both(input_dim: int = 6, num_layers: int = 3):

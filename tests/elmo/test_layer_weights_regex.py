@@ -12,7 +12,7 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 
 from elmo_plugin.elmo import Elmo, ScalarMix
-from elmo_plugin.elmo.elmo import BILM_PARAMETERS_REGEX, LAYER_WEIGHTS_REGEX
+from elmo_plugin.elmo.modules.elmo import BILM_PARAMETERS_REGEX, LAYER_WEIGHTS_REGEX
 
 ELMO_LIBSONNET = "elmo_plugin/training_configs/common/elmo.libsonnet"
 

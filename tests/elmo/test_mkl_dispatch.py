@@ -4,8 +4,12 @@ import os
 import subprocess
 import sys
 
-from elmo_plugin.elmo import mkl_dispatch
-from elmo_plugin.elmo.mkl_dispatch import VARIABLE, avx2_dispatch_setting, use_avx2_kernels_on_amd
+from elmo_plugin.elmo.bilm.lstm import mkl_dispatch
+from elmo_plugin.elmo.bilm.lstm.mkl_dispatch import (
+    VARIABLE,
+    avx2_dispatch_setting,
+    use_avx2_kernels_on_amd,
+)
 
 AMD = "vendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx fma avx2 f16c\n"
 AMD_WITHOUT_AVX2 = "vendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx\n"

@@ -5,11 +5,11 @@ import os
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ActivationCache, Elmo
-from elmo_plugin.elmo.package_files import SHIPPED_BILM, package_path
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM, package_path
 
 SENTENCES = [["The", "cat", "sat", "."], ["Hello", "world"]]
 

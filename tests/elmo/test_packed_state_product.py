@@ -6,9 +6,10 @@ that gradients flow through."""
 import pytest
 import torch
 
-from elmo_plugin.elmo import ElmoBiLstm, packed_state_product
-from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16
-from elmo_plugin.elmo.packed_state_product import PackedStateProduct
+from elmo_plugin.elmo import ElmoBiLstm
+from elmo_plugin.elmo.bilm.lstm import packed_state_product
+from elmo_plugin.elmo.bilm.lstm.packed_state_product import PackedStateProduct
+from elmo_plugin.elmo.execution.compute_dtype import cpu_has_native_bfloat16
 
 needs_operators = pytest.mark.skipif(
     packed_state_product._OPERATORS is None,

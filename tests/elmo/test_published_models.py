@@ -9,15 +9,15 @@ from typing import Any, Dict, List
 
 import pytest
 import torch
-from allennlp.common import file_utils
-from allennlp.common.checks import ConfigurationError
 from cached_path import resource_to_filename
 
 from elmo_plugin import ElmoEmbedder
-from elmo_plugin.elmo import ElmoBiLm, package_files, read_options, save_bilm
-from elmo_plugin.elmo.package_files import MissingFileError, fetch, local_file
-from elmo_plugin.elmo.published_models import BASE_URL, PUBLISHED_MODELS
-from elmo_plugin.elmo.published_sizes import published_options
+from elmo_plugin.elmo import ElmoBiLm, read_options, save_bilm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats import package_files
+from elmo_plugin.elmo.formats.package_files import MissingFileError, fetch, local_file
+from elmo_plugin.elmo.formats.published_models import BASE_URL, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.published_sizes import published_options
 from tests.paths import PROJECT_ROOT
 
 ORIGINAL = PUBLISHED_MODELS["original"]
@@ -31,7 +31,7 @@ def offline(monkeypatch, tmp_path):
         raise OSError("[Errno 101] Network is unreachable")
 
     monkeypatch.setattr(socket, "create_connection", unreachable)
-    monkeypatch.setattr(file_utils, "CACHE_DIRECTORY", str(tmp_path / "cache"))
+    monkeypatch.setattr(package_files, "CACHE_DIRECTORY", str(tmp_path / "cache"))
     (tmp_path / "cache").mkdir()
     return tmp_path / "cache"
 

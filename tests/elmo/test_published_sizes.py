@@ -1,5 +1,6 @@
-"""The published ELMo architectures are stated once for Python (elmo_plugin.elmo.published_sizes)
-and once for the configs (bilm.libsonnet): the two must agree."""
+"""The published ELMo architectures are stated once for Python
+(elmo_plugin.elmo.formats.published_sizes) and once for the configs (bilm.libsonnet): the two
+must agree."""
 
 import json
 
@@ -7,7 +8,11 @@ import _jsonnet
 import pytest
 
 from elmo_plugin.elmo import ElmoBiLm
-from elmo_plugin.elmo.published_sizes import ELMO_FILTERS, PUBLISHED_SIZES, published_options
+from elmo_plugin.elmo.formats.published_sizes import (
+    ELMO_FILTERS,
+    PUBLISHED_SIZES,
+    published_options,
+)
 
 BILM_LIBSONNET = "elmo_plugin/training_configs/bilm/bilm.libsonnet"
 

@@ -1,11 +1,11 @@
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.scalar_mix import ScalarMix as AllenNlpScalarMix
 from allennlp.nn.regularizers import RegularizerApplicator
 
 from elmo_plugin.elmo import ScalarMix
+from elmo_plugin.elmo.errors import ConfigurationError
 
 
 def layers(batch=3, length=5, dim=4, count=3):

@@ -3,7 +3,7 @@ import torch
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import Elmo
-from elmo_plugin.elmo.elmo import span_rows
+from elmo_plugin.elmo.modules.elmo import span_rows
 
 
 @pytest.mark.parametrize("keep_sentence_boundaries", [False, True])

@@ -5,11 +5,11 @@ replaced the pretrained weights with random ones in every SRL run with ELMo."""
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.nn.initializers import InitializerApplicator, OrthogonalInitializer
 
 from elmo_plugin.elmo import Elmo
-from elmo_plugin.elmo.elmo import BILM_PARAMETERS_REGEX
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.modules.elmo import BILM_PARAMETERS_REGEX
 
 # Character ids of two sentences of two and one words (bilm-tf's ids: 258 begins a word, 259
 # ends it, 260 pads; each id is its byte + 1).

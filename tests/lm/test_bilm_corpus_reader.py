@@ -4,9 +4,9 @@ import lzma
 from typing import Dict, List
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 
 SENTENCES = "fixtures/lm/sentences.txt"

@@ -1,17 +1,17 @@
+import dataclasses
 import math
 from typing import Dict, List
 
 import numpy
-
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.training.optimizers import Optimizer
 
 from elmo_plugin.elmo import save_bilm
-from elmo_plugin.elmo.compute_dtype import COMPUTE_DTYPES
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.models import BilmLanguageModel
@@ -25,6 +25,11 @@ def _model(tiny_bilm, **kwargs):
     torch.manual_seed(1)
     vocabulary = CorpusVocabulary.from_corpus(corpus=SENTENCES)
     return BilmLanguageModel(vocabulary, bilm=tiny_bilm, **kwargs)
+
+
+def _batch(model):
+    reader = BilmCorpusReader()
+    return tensorize(list(reader.read(SENTENCES))[:4], model.vocab, reader)
 
 
 def _lowest_possible_loss(sentences):
@@ -95,7 +100,8 @@ def test_bfloat16_training_decreases_the_loss_like_float32(tiny_bilm):
 @pytest.mark.parametrize("fused", [False, True], ids=["packed", "fused"])
 def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm, fused):
     model = _model(tiny_bilm, num_samples=8).eval()
-    model.bilm.lstm.fused = fused  # the fused path (the GPU's) scores every position, masked
+    # the fused path (the GPU's) scores every position, masked
+    model.bilm.lstm.execution = dataclasses.replace(model.bilm.lstm.execution, fused=fused)
     reader = BilmCorpusReader()
     batch = tensorize(list(reader.read(SENTENCES))[:6], model.vocab, reader)
     with torch.no_grad():
@@ -131,7 +137,7 @@ def test_perplexity_is_exp_of_the_mean_nll_computed_by_hand(tiny_bilm, fused):
 def test_packed_windows_carry_the_forward_state_along_each_lane(tiny_bilm, fused):
     """The forward LM scores a lane read in windows of 4 exactly as in one long window."""
     model = _model(tiny_bilm).eval()
-    model.bilm.lstm.fused = fused
+    model.bilm.lstm.execution = dataclasses.replace(model.bilm.lstm.execution, fused=fused)
     windows = BilmCorpusReader(mode="packed", num_lanes=1, window_length=4)
     whole = BilmCorpusReader(mode="packed", num_lanes=1, window_length=10_000)
 
@@ -213,7 +219,7 @@ def test_a_training_step_on_the_fused_path_equals_the_packed_path(tiny_bilm):
     results = []
     for fused in (False, True):
         model = _model(tiny_bilm, num_samples=8, dropout=0.0)
-        model.bilm.lstm.fused = fused
+        model.bilm.lstm.execution = dataclasses.replace(model.bilm.lstm.execution, fused=fused)
         batch = tensorize(list(reader.read(SENTENCES))[:6], model.vocab, reader)
         numpy.random.seed(0)
         output = model(**batch)
@@ -225,28 +231,54 @@ def test_a_training_step_on_the_fused_path_equals_the_packed_path(tiny_bilm):
         torch.testing.assert_close(fused, packed, rtol=1e-5, atol=1e-6)
 
 
-def test_tf32_is_asked_for_by_the_config_alone(tiny_bilm):
-    def switches():
-        return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-
-    saved = switches()
-    try:
-        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-        _model(tiny_bilm)
-        assert not any(switches())
-        _model(tiny_bilm, tf32=True)
-        assert all(switches())
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+def _tf32_switches():
+    return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
 
 
-def test_cuda_graphs_are_asked_for_by_the_config(tiny_bilm):
-    assert not _model(tiny_bilm).bilm.lstm.cuda_graphs
-    assert _model(tiny_bilm, cuda_graphs=True).bilm.lstm.cuda_graphs
+@pytest.fixture
+def tf32_off():
+    """torch's TF32 switches off for the test, restored after it (torch's cuBLAS switch is no
+    plain attribute, which monkeypatch cannot restore)."""
+    saved = _tf32_switches()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def test_tf32_is_on_during_the_models_passes_only(tiny_bilm, tf32_off):
+    """`execution: {tf32: true}` turns TF32 on inside the forward pass and the backward pass,
+    and leaves torch's switches as they were between and after them."""
+    model = _model(tiny_bilm, execution={"tf32": True})
+    seen = []
+    model.bilm.lstm.register_forward_hook(lambda *_: seen.append(("forward", _tf32_switches())))
+    batch = _batch(model)
+    output = model(**batch)
+    assert seen == [("forward", (True, True))] and _tf32_switches() == (False, False)
+    model.bilm.character_encoder.char_embedding.register_hook(
+        lambda grad: seen.append(("backward", _tf32_switches()))
+    )
+    output["loss"].backward()
+    assert seen[1:] == [("backward", (True, True))]
+    assert _tf32_switches() == (False, False)
+
+
+def test_tf32_is_off_without_the_setting(tiny_bilm, tf32_off):
+    model = _model(tiny_bilm)
+    seen = []
+    model.bilm.lstm.register_forward_hook(lambda *_: seen.append(_tf32_switches()))
+    model(**_batch(model))["loss"].backward()
+    assert seen == [(False, False)]
+
+
+def test_the_execution_is_asked_for_by_the_config(tiny_bilm):
+    assert not _model(tiny_bilm).bilm.execution.cuda_graphs
+    model = _model(tiny_bilm, execution={"cuda_graphs": True, "deduplicates": False})
+    assert model.bilm.lstm.execution.cuda_graphs
+    assert not model.bilm.character_encoder.deduplicates
 
 
 def test_lane_states_keep_a_lanes_later_window_and_grow_without_the_scratch_slot():
-    from elmo_plugin.elmo.bilm_lstm import LstmState
+    from elmo_plugin.elmo.bilm.lstm.module import LstmState
     from elmo_plugin.lm.models.bilm_language_model import _LaneStates
 
     def state(values):  # (layers=1, lanes, 1): one number a lane

@@ -3,7 +3,7 @@ from typing import Tuple
 import pytest
 import torch
 
-from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16
+from elmo_plugin.elmo.execution.compute_dtype import cpu_has_native_bfloat16
 from elmo_plugin.lm.modules.chunked_logsumexp import chunked_logsumexp
 
 

@@ -1,8 +1,8 @@
 import pytest
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 
 

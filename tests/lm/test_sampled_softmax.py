@@ -81,7 +81,7 @@ def test_training_without_samples_uses_the_full_softmax():
 
 
 def test_loading_weights_of_another_vocabulary_is_a_clear_error():
-    from allennlp.common.checks import ConfigurationError
+    from elmo_plugin.elmo.errors import ConfigurationError
 
     small = SampledSoftmax(num_words=10, embedding_dim=4)
     with pytest.raises(ConfigurationError, match="vocabulary does not belong"):

@@ -8,7 +8,7 @@ import torch
 
 import elmo_plugin.tasks.ner  # noqa: F401
 from elmo_plugin.elmo import Elmo
-from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm
+from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm
 from tests.tasks.training_helpers import (
     FLOAT16_AUTOCAST_ON_CPU,
     assert_float16_autocast_step_is_finite,

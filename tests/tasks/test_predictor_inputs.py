@@ -4,10 +4,10 @@ text that is not valid Unicode, is a clear error quoting (a bounded part of) the
 import re
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 from allennlp.predictors import Predictor
 
 import elmo_plugin.tasks  # noqa: F401
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.srl.predictors.deep_srl import _predicate_indices
 
 PREDICTORS = [
@@ -82,8 +82,9 @@ def test_srl_and_ner_sentences_and_tokens_must_be_text():
     from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor
 
     srl, ner = object.__new__(DeepSrlPredictor), object.__new__(ConllNerPredictor)
+    ner._tokenizer = None  # the inputs are refused before any tokenizing
     for inputs in ({"sentence": 3}, {"tokens": "a b"}, {"tokens": [1, 2]}):
         with pytest.raises(ConfigurationError, match="must be a"):
             srl._words(inputs)
         with pytest.raises(ConfigurationError, match="must be a"):
-            ner._tokens(inputs)
+            ner._json_to_instance(inputs)

@@ -4,9 +4,9 @@ import json
 import re
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.fields import TextField
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
@@ -159,7 +159,7 @@ def test_cr_and_crlf_line_endings_read_as_lf(tmp_path, name, ending):
 
 @pytest.mark.parametrize("name", LINE_READERS)
 def test_a_line_without_end_is_read_with_a_bound(tmp_path, name, monkeypatch):
-    from elmo_plugin import text_files
+    from elmo_plugin.embedding import text_files
 
     monkeypatch.setattr(text_files, "MAX_LINE_BYTES", 10_000)
     path = tmp_path / "minified.json"

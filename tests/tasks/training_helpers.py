@@ -10,12 +10,12 @@ import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.data.data_loaders import SimpleDataLoader
 from allennlp.data.dataset_readers import DatasetReader
 from allennlp.models import Model
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from tests.paths import FIXTURES
 
 # The tiny test biLM of AllenNLP (output size 32): `(options_file, weight_file)`.

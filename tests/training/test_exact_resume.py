@@ -13,11 +13,11 @@ import _jsonnet
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
-from allennlp.common.checks import ConfigurationError
 from allennlp.training import Trainer
 from allennlp.training.callbacks import TrainerCallback
 
 import elmo_plugin.tasks.ner  # noqa: F401
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.training import ExactResumeTrainer
 from tests.lm.conftest import TINY_BILM
 from tests.paths import TRAINING_CONFIGS

@@ -4,10 +4,11 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from elmo_plugin.elmo.bilm_lstm import ElmoBiLstm, LstmState
-from elmo_plugin.elmo.character_encoder import ElmoCharacterEncoder
-from elmo_plugin.elmo.compute_dtype import compute_dtype_name
-from elmo_plugin.elmo.layer_weight_names import bilm_layer_names
+from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder
+from elmo_plugin.elmo.bilm.layer_names import bilm_layer_names
+from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmState
+from elmo_plugin.elmo.execution.compute_dtype import compute_dtype_name
+from elmo_plugin.elmo.execution.settings import Execution
 
 
 class ElmoBiLm(torch.nn.Module):
@@ -21,7 +22,7 @@ class ElmoBiLm(torch.nn.Module):
     the final LSTM states of batch row `i` start row `i` of the next batch, as bilm-tf and
     AllenNLP's `Elmo` do; `reset_states()` forgets them.
 
-    Build it from a bilm-tf model with `elmo_plugin.elmo.bilm_loading.load_bilm`.
+    Build it from a bilm-tf model with `elmo_plugin.elmo.formats.loading.load_bilm`.
 
     # Parameters
 
@@ -58,7 +59,7 @@ class ElmoBiLm(torch.nn.Module):
     def compute_dtype(self) -> torch.dtype:
         """The dtype of the character encoder's and the LSTM's products, given at construction
         (`from_options`); the parameters and outputs are float32 (see
-        `elmo_plugin.elmo.compute_dtype`)."""
+        `elmo_plugin.elmo.execution.compute_dtype`)."""
         return self.lstm.compute_dtype
 
     def set_compute_dtype(self, dtype: torch.dtype) -> None:
@@ -71,13 +72,24 @@ class ElmoBiLm(torch.nn.Module):
         # Parameters
 
         dtype : `torch.dtype`
-            `torch.float32` (exact) or `torch.bfloat16` (see `elmo_plugin.elmo.compute_dtype`).
+            `torch.float32` (exact) or `torch.bfloat16` (see
+            `elmo_plugin.elmo.execution.compute_dtype`).
         """
         # Encodings remembered in one precision are not those of the other.
         self.character_encoder.clear_cache()
         self.character_encoder.compute_dtype = dtype
         for layer in self.lstm.bilstm_layers:
             layer.compute_dtype = dtype
+
+    @property
+    def execution(self) -> Execution:
+        """How the biLM runs (`elmo_plugin.elmo.execution.settings`)."""
+        return self.lstm.execution
+
+    def set_execution(self, execution: Execution) -> None:
+        """How the biLM runs from now on: the LSTM's path and the encoder's deduplication."""
+        self.lstm.execution = execution
+        self.character_encoder.deduplicates = execution.deduplicates
 
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
@@ -91,6 +103,10 @@ class ElmoBiLm(torch.nn.Module):
         `{"activations": [(batch_size, num_tokens + 2, 2 * hidden_size)] * (L + 1),
         "mask": (batch_size, num_tokens + 2)}`, the markers at each sentence's ends.
         """
+        with self.execution.products():
+            return self._forward(character_ids)
+
+    def _forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         encoded = self.character_encoder(character_ids)
         token_embedding, mask = encoded["token_embedding"], encoded["mask"]
         lstm_outputs, final_state = self.lstm(
@@ -99,7 +115,8 @@ class ElmoBiLm(torch.nn.Module):
         if self.stateful:
             self._remember(final_state, mask)
         token_layer = torch.cat([token_embedding, token_embedding], dim=-1)
-        return {"activations": [token_layer] + lstm_outputs, "mask": mask}
+        activations = self.execution.tf32_backward([token_layer] + lstm_outputs)
+        return {"activations": activations, "mask": mask}
 
     def _initial_state(self, batch_size: int) -> Optional[LstmState]:
         if not self.stateful or self._states is None:
@@ -173,10 +190,12 @@ class ElmoBiLm(torch.nn.Module):
         char_cnn_cache_size: int = 50000,
         dropout: float = 0.0,
         compute_dtype: torch.dtype = torch.float32,
+        execution: Execution = Execution(),
     ) -> "ElmoBiLm":
         """A randomly initialised biLM of the size that bilm-tf `options` describe, with
         `dropout` on each LSTM layer's input in training (bilm-tf's, for pretraining), its
-        products in `compute_dtype` (see `elmo_plugin.elmo.compute_dtype`)."""
+        products in `compute_dtype` (see `elmo_plugin.elmo.execution.compute_dtype`), run as
+        `execution` says."""
         cnn, lstm = options["char_cnn"], options["lstm"]
         encoder = ElmoCharacterEncoder(
             char_embedding_dim=cnn["embedding"]["dim"],
@@ -200,7 +219,9 @@ class ElmoBiLm(torch.nn.Module):
             dropout=dropout,
             compute_dtype=compute_dtype,
         )
-        return cls(encoder, bilstm, stateful=stateful)
+        bilm = cls(encoder, bilstm, stateful=stateful)
+        bilm.set_execution(execution)
+        return bilm
 
     def digest(self) -> bytes:
         """16 bytes that differ between biLMs of different options, weights or compute dtypes."""

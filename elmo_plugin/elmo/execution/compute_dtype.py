@@ -7,19 +7,18 @@ computes with it at construction (`ElmoBiLm.from_options`, `load_bilm`), and cha
 construction only through `ElmoBiLm.set_compute_dtype`.
 
 "float32" (the default) is exact: nothing is cast. "bfloat16" runs the matrix products and the
-convolutions in bfloat16 (float32 accumulation inside the kernels, about 3x the float32 rate on
-CPUs with AVX512_BF16, half the memory traffic per weight, and the same on CUDA) while the
+convolutions in bfloat16 (float32 accumulation inside the kernels, faster than float32 on CPUs
+with AVX512_BF16, half the memory traffic per weight, and the same on CUDA) while the
 parameters stay float32 (the master weights in training), the LSTM's gate nonlinearities,
 memory update and clipping run in float32, and every output is float32. Nothing here is
 device-specific, so the same option serves CUDA.
 
 On a CPU without native bfloat16 arithmetic (no AVX512_BF16 or AMX: e.g. AMD Zen 3, or a virtual
-machine that exposes AVX2 only) torch's bfloat16 kernels are emulated: slower than float32 (2.5x
-for an LSTM step's product with torch 2.15, measured once on such a machine), and with torch 1.12
-they lose accuracy too (layers 0.07-0.12 from float32, against the goal of 2e-2). There the
-weights are still rounded to bfloat16, but held in float32 and multiplied in float32: the same
-rounding of the weights, float32 speed, and a warning once per process that bfloat16 brings no
-speed on that machine.
+machine that exposes AVX2 only) torch's bfloat16 kernels are emulated: slower than float32
+(docs/performance.md has the figure), and with torch 1.12 they lose accuracy too (layers
+0.07-0.12 from float32, against the goal of 2e-2). There the weights are still rounded to
+bfloat16, but held in float32 and multiplied in float32: the same rounding of the weights,
+float32 speed, and a warning once per process that bfloat16 brings no speed on that machine.
 """
 
 import functools
@@ -27,7 +26,9 @@ import logging
 from typing import Dict, Iterable, List, Optional, Tuple
 
 import torch
-from allennlp.common.checks import ConfigurationError
+
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution import devices
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,9 @@ def reduced_copy(weight: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """`weight` rounded to `dtype`; held in float32 where the CPU has no native bfloat16 (see
     the module's docstring), so that its products run in float32."""
     reduced = weight.to(dtype)
-    if dtype == torch.bfloat16 and weight.device.type == "cpu" and not cpu_has_native_bfloat16():
+    if dtype == torch.bfloat16 and devices.emulates_bfloat16(
+        weight.device, cpu_has_native_bfloat16()
+    ):
         return reduced.float()
     return reduced
 
@@ -71,10 +74,10 @@ def reduced_copy(weight: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 def warn_if_bfloat16_is_emulated(dtype: torch.dtype, device: torch.device) -> None:
     """Logs once per process that bfloat16 on this CPU is slower than float32, where it is."""
     global _warned_about_emulated_bfloat16
-    if _warned_about_emulated_bfloat16 or dtype != torch.bfloat16 or device.type != "cpu":
+    if _warned_about_emulated_bfloat16 or dtype != torch.bfloat16:
         return
-    _warned_about_emulated_bfloat16 = True
-    if not cpu_has_native_bfloat16():
+    if devices.emulates_bfloat16(device, cpu_has_native_bfloat16()):
+        _warned_about_emulated_bfloat16 = True
         logger.warning(
             "compute_dtype bfloat16: this CPU has no native bfloat16 arithmetic (AVX512_BF16 "
             "or AMX), where torch's bfloat16 products are slower than float32 (and, with torch "
@@ -90,8 +93,7 @@ def compute_dtype_name(dtype: torch.dtype) -> str:
 def plus_float32(product: torch.Tensor, addend: torch.Tensor) -> torch.Tensor:
     """`product + addend` in float32, for a reduced-precision `product`: converted first, then
     added in place, because the mixed-dtype addition of type promotion casts element by element,
-    10-15x slower (one LSTM step's gates, 2 x 17 x 4096: 375 us against 38 us with torch 2.15,
-    840 against 55 with torch 1.12, 2 threads)."""
+    many times slower (docs/performance.md has the figures)."""
     if product.dtype == torch.float32:
         return product + addend  # `.float()` would be `product` itself, which add_ would change
     return product.float().add_(addend)
@@ -106,9 +108,9 @@ class ReducedCopies:
     While no gradient can flow to them (a frozen biLM, or `torch.no_grad()`), the copies are
     also kept across forward passes, until a parameter changes: its version counter (bumped by
     every in-place update: an optimizer step, `load_state_dict`) or its storage (`.to()`) then
-    differs. Casting the "original" biLM's 75M LSTM weights takes ~0.2 s on 2 cores, a good
-    part of a batch. With gradients, the cast is part of the graph, so the float32 parameters
-    receive the gradients.
+    differs. Casting the "original" biLM's 75M LSTM weights takes a good part of a batch's time
+    on a CPU (docs/performance.md has the figure). With gradients, the cast is part of the
+    graph, so the float32 parameters receive the gradients.
     """
 
     def __init__(self) -> None:

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from typing import Iterator, Mapping, Optional
 
-from allennlp.common.checks import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 

@@ -13,13 +13,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import h5py
 import numpy
 import torch
-from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo.atomic_files import replaced_when_complete, require_space
-from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.character_encoder import ACTIVATIONS, weight_and_bias
-from elmo_plugin.elmo.package_files import SCHEME, local_file
-from elmo_plugin.elmo.published_models import PREFIX, check_published_options
+from elmo_plugin.elmo.bilm.characters.encoder import ACTIVATIONS, weight_and_bias
+from elmo_plugin.elmo.bilm.model import ElmoBiLm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
+from elmo_plugin.elmo.formats.package_files import SCHEME, local_file
+from elmo_plugin.elmo.formats.published_models import PREFIX, check_published_options
 
 logger = logging.getLogger(__name__)
 

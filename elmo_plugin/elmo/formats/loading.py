@@ -7,20 +7,32 @@ forward pass (`WeightProvenance`).
 """
 
 import json
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Protocol, Tuple
 
 import torch
-from allennlp.common.checks import ConfigurationError
-from allennlp.data import Vocabulary
 
-from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.bilm_tf_format import check_options, read_options, read_weights
-from elmo_plugin.elmo.package_files import MissingFileError
+from elmo_plugin.elmo.bilm.model import ElmoBiLm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.settings import Execution
+from elmo_plugin.elmo.formats.bilm_tf import check_options, read_options, read_weights
+from elmo_plugin.elmo.formats.package_files import MissingFileError
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
 # recorded, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
 # saves the vocabulary into the model's archive, so the archive carries the biLM's sizes.
 OPTIONS_NAMESPACE = "elmo_bilm_options"
+
+
+class OptionsRecord(Protocol):
+    """Where a model keeps the options of its biLM: the part of AllenNLP's `Vocabulary` that
+    loading uses (AllenNLP passes the model's vocabulary; the core does not import AllenNLP)."""
+
+    def get_namespaces(self) -> Iterable[str]: ...
+
+    def get_token_to_index_vocabulary(self, namespace: str) -> Dict[str, int]: ...
+
+    def add_token_to_namespace(self, token: str, namespace: str) -> int: ...
+
 
 # Names the pretrained biLM's parameters inside any model (`..._bilm.<...>`: `Elmo` and the
 # `bilm` model hold their biLM as `_bilm`), for an initializer's `prevent_regexes`: a task's
@@ -37,8 +49,9 @@ def load_bilm(
     dropout: float = 0.0,
     compute_dtype: torch.dtype = torch.float32,
     known_options: Optional[Dict[str, Dict[str, Any]]] = None,
-    vocab: Optional[Vocabulary] = None,
+    vocab: Optional[OptionsRecord] = None,
     in_model: bool = False,
+    execution: Execution = Execution(),
 ) -> ElmoBiLm:
     """
     An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file`.
@@ -49,11 +62,11 @@ def load_bilm(
         bilm-tf `options.json`: a path, a URL or `elmo_plugin://...`.
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given.
-    stateful, char_cnn_cache_size, dropout, compute_dtype :
+    stateful, char_cnn_cache_size, dropout, compute_dtype, execution :
         As `ElmoBiLm.from_options`.
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of `options.json` files by name, used instead of reading that file.
-    vocab : `Vocabulary`, optional
+    vocab : `OptionsRecord`, optional
         A model's vocabulary: options recorded there for `options_file` are used before the file
         is read, and the options are recorded there (namespace `OPTIONS_NAMESPACE`).
     in_model : `bool`, optional (default = `False`)
@@ -64,7 +77,12 @@ def load_bilm(
     """
     options = find_options(options_file, known_options or {}, vocab)
     bilm = ElmoBiLm.from_options(
-        options, stateful, char_cnn_cache_size, dropout, compute_dtype=compute_dtype
+        options,
+        stateful,
+        char_cnn_cache_size,
+        dropout,
+        compute_dtype=compute_dtype,
+        execution=execution,
     )
     if weight_file is not None:
         _read_weights(bilm, weight_file, in_model)
@@ -84,7 +102,7 @@ def _read_weights(bilm: ElmoBiLm, weight_file: str, in_model: bool) -> None:
 
 
 def find_options(
-    options_file: str, known_options: Dict[str, Dict[str, Any]], vocab: Optional[Vocabulary]
+    options_file: str, known_options: Dict[str, Dict[str, Any]], vocab: Optional[OptionsRecord]
 ) -> Dict[str, Any]:
     """The options of `options_file` (see `_options`), recorded in `vocab`."""
     options = _options(options_file, known_options, vocab)
@@ -94,7 +112,7 @@ def find_options(
 
 
 def _options(
-    options_file: str, known_options: Dict[str, Dict[str, Any]], vocab: Optional[Vocabulary]
+    options_file: str, known_options: Dict[str, Dict[str, Any]], vocab: Optional[OptionsRecord]
 ) -> Dict[str, Any]:
     """The options given inline, else those recorded in the model's vocabulary (its archive's),
     else the file's."""
@@ -106,7 +124,7 @@ def _options(
     return read_options(options_file)
 
 
-def recorded_options(vocab: Vocabulary, options_file: str) -> Optional[Dict[str, Any]]:
+def recorded_options(vocab: OptionsRecord, options_file: str) -> Optional[Dict[str, Any]]:
     """The options `record_options` kept in `vocab` for `options_file`, or None."""
     if OPTIONS_NAMESPACE not in vocab.get_namespaces():
         return None
@@ -125,7 +143,7 @@ def recorded_options(vocab: Vocabulary, options_file: str) -> Optional[Dict[str,
     return None
 
 
-def record_options(vocab: Vocabulary, options_file: str, options: Dict[str, Any]) -> None:
+def record_options(vocab: OptionsRecord, options_file: str, options: Dict[str, Any]) -> None:
     """Keeps `options` for `options_file` in `vocab`, once per file name."""
     if recorded_options(vocab, options_file) is None:
         record = json.dumps({"options_file": options_file, "options": options}, sort_keys=True)

@@ -10,15 +10,17 @@ import os
 import socket
 import urllib.parse
 
-import requests
-from allennlp.common import file_utils
-from allennlp.common.checks import ConfigurationError
-from cached_path import find_latest_cached
-
-from elmo_plugin.elmo.published_models import PREFIX, published_url
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.published_models import PREFIX, published_url
 
 SCHEME = "elmo_plugin://"
 SHIPPED_BILM = SCHEME + "pretrained/elmo_wikipedia_512x128"
+# AllenNLP's download cache (`allennlp.common.file_utils.CACHE_DIRECTORY`), so that a file
+# AllenNLP downloaded before is found again.
+CACHE_DIRECTORY = os.path.join(
+    os.environ.get("ALLENNLP_CACHE_ROOT", os.path.expanduser(os.path.join("~", ".allennlp"))),
+    "cache",
+)
 # How long to wait for a URL's host before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 5.0
 
@@ -64,23 +66,32 @@ def local_file(path: str, what: str) -> str:
 
 def fetch(url: str, what: str) -> str:
     """
-    The local copy of `url` in AllenNLP's cache, downloaded the first time. When its host
+    The local copy of `url` in AllenNLP's cache, downloaded the first time by the
+    `cached_path` package (installed with the `allennlp` extra, or on its own). When its host
     cannot be reached within `CONNECT_TIMEOUT_S`, the copy cached before, if any; else, as
     when the download fails, a `MissingFileError` naming `what`, the URL and how to use a
     local copy instead.
     """
+    try:
+        import cached_path
+        import requests  # cached_path's own dependency, whose errors it raises
+    except ImportError as error:
+        raise MissingFileError(
+            f"{what} {url} is a URL, and downloading needs the cached-path package: "
+            "pip install cached-path, or name a local file"
+        ) from error
     parts = urllib.parse.urlsplit(url)
     if parts.scheme in ("http", "https") and parts.hostname:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
             socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
         except OSError as error:
-            cached = find_latest_cached(url, file_utils.CACHE_DIRECTORY)
+            cached = cached_path.find_latest_cached(url, CACHE_DIRECTORY)
             if cached is not None:
                 return str(cached)
             raise MissingFileError(_not_downloaded(url, what, error)) from error
     try:
-        return file_utils.cached_path(url)
+        return str(cached_path.cached_path(url, cache_dir=CACHE_DIRECTORY))
     except (requests.exceptions.RequestException, OSError) as error:
         raise MissingFileError(_not_downloaded(url, what, error)) from error
 

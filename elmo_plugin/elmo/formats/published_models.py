@@ -10,7 +10,7 @@ options (every tensor's shape), as any biLM is.
 
 from typing import Any, Dict, NamedTuple, Optional
 
-from allennlp.common.checks import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError
 
 BASE_URL = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo/"
 PREFIX = "published/"

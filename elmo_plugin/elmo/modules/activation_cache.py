@@ -1,17 +1,17 @@
 import os
 import sqlite3
 from collections import OrderedDict
-from typing import Optional
+from typing import Any, Dict, Optional, Union
 
 import numpy
 import torch
-from allennlp.common import FromParams
-from allennlp.common.checks import ConfigurationError
+
+from elmo_plugin.elmo.errors import ConfigurationError
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16}
 
 
-class ActivationCache(FromParams):
+class ActivationCache:
     """
     Remembers a frozen, stateless biLM's layer activations for each distinct sentence, so
     that later epochs of a task model skip the biLM. Keys are a digest of the biLM (its options
@@ -56,6 +56,26 @@ class ActivationCache(FromParams):
         self._disk_path = ""
         if directory is not None:
             self._open_disk(directory, dtype)
+
+    @classmethod
+    def from_config(cls, config: Union["ActivationCache", Dict[str, Any]]) -> "ActivationCache":
+        """A cache from its config block (a config's `activation_cache: {...}`), or `config`
+        itself when it is one already; an unknown key is an error naming the known ones."""
+        if isinstance(config, cls):
+            return config
+        if not isinstance(config, dict):
+            raise ConfigurationError(
+                f'activation_cache must be an object such as {{"max_memory_mb": 2048}}, '
+                f"got {config!r}"
+            )
+        known = ("max_memory_mb", "dtype", "directory", "max_disk_mb")
+        unknown = sorted(set(config) - set(known))
+        if unknown:
+            raise ConfigurationError(
+                f"activation_cache has no key {', '.join(map(repr, unknown))}; its keys are "
+                f"{', '.join(known)}"
+            )
+        return cls(**config)
 
     def _open_disk(self, directory: str, dtype: str) -> None:
         self._disk_path = os.path.join(directory, f"elmo_activations_{dtype}.sqlite")

@@ -1,10 +1,10 @@
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 import torch
-from allennlp.common.checks import ConfigurationError
 
-from elmo_plugin.elmo.activation_cache import ActivationCache
-from elmo_plugin.elmo.bilm import ElmoBiLm
+from elmo_plugin.elmo.bilm.model import ElmoBiLm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.modules.activation_cache import ActivationCache
 
 
 class CachedBiLm:

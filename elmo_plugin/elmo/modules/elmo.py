@@ -1,17 +1,20 @@
-from typing import Any, Callable, Dict, List, Optional, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 
 import torch
-from allennlp.common import FromParams
-from allennlp.common.checks import ConfigurationError
-from allennlp.data import Vocabulary
-from allennlp.nn.util import remove_sentence_boundaries
 
-from elmo_plugin.elmo.activation_cache import ActivationCache
-from elmo_plugin.elmo.bilm import ElmoBiLm
-from elmo_plugin.elmo.bilm_loading import BILM_PARAMETERS_REGEX, OPTIONS_NAMESPACE, load_bilm
-from elmo_plugin.elmo.cached_bilm import CachedBiLm
-from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
-from elmo_plugin.elmo.scalar_mix import ScalarMix
+from elmo_plugin.elmo.bilm.model import ElmoBiLm
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
+from elmo_plugin.elmo.execution.settings import AUTO, Execution
+from elmo_plugin.elmo.formats.loading import (
+    BILM_PARAMETERS_REGEX,
+    OPTIONS_NAMESPACE,
+    OptionsRecord,
+    load_bilm,
+)
+from elmo_plugin.elmo.modules.activation_cache import ActivationCache
+from elmo_plugin.elmo.modules.cached_bilm import CachedBiLm
+from elmo_plugin.elmo.modules.scalar_mix import ScalarMix
 
 # BILM_PARAMETERS_REGEX and OPTIONS_NAMESPACE moved to the loader; code still imports them here.
 __all__ = [
@@ -32,7 +35,7 @@ ELMO_INDEXER_KEY = "elmo"
 LAYER_WEIGHTS_REGEX = ".*scalar_mixes.*scalar_parameters"
 
 
-class Elmo(torch.nn.Module, FromParams):
+class Elmo(torch.nn.Module):
     """
     ELMo representations (Peters et al. 2018): one biLM run, mixed into
     `num_output_representations` task-specific combinations of its layers, e.g. one for the
@@ -61,8 +64,9 @@ class Elmo(torch.nn.Module, FromParams):
         (its `config.json`) then carries the biLM's sizes and loads with no biLM file at all;
         an override of `options_file` to another name simply reads that file. The `elmo`
         config block gives the shipped biLM's options so.
-    vocab : `Vocabulary`, optional
-        The model's vocabulary, which AllenNLP passes when it builds the model from a config:
+    vocab : `OptionsRecord`, optional
+        The model's vocabulary (an AllenNLP `Vocabulary`), which AllenNLP passes when it builds
+        the model from a config:
         the biLM's options are recorded in it (namespace `elmo_bilm_options`, saved in the
         model's archive), and options recorded there for `options_file` are used before the
         file is read. So every archive carries the options of the biLM it was trained with
@@ -84,12 +88,16 @@ class Elmo(torch.nn.Module, FromParams):
         Token types whose character-CNN encodings are remembered while the biLM is frozen.
     activation_cache : `ActivationCache`, optional
         Remember the frozen biLM's activations per sentence (needs `requires_grad: false` and
-        `stateful: false`).
+        `stateful: false`); a cache or its config block (`ActivationCache`'s arguments).
     compute_dtype : `str`, optional (default = `"float32"`)
         `"float32"` is exact; `"bfloat16"` runs the biLM's matrix products and convolutions in
         bfloat16 on weights cast once per batch (kept while frozen), with float32 gate math,
         states, outputs and trainable weights: layers within ~1e-2 relative of float32 (see
-        `elmo_plugin.elmo.compute_dtype`).
+        `elmo_plugin.elmo.execution.compute_dtype`).
+    execution : `Execution` or its config, optional (default = `"auto"`)
+        How the biLM runs: its LSTM path, CUDA graphs, sorted inference, the character CNN's
+        deduplication and TF32 (`elmo_plugin.elmo.execution.settings`); `"auto"` chooses by
+        device.
     """
 
     def __init__(
@@ -104,10 +112,11 @@ class Elmo(torch.nn.Module, FromParams):
         keep_sentence_boundaries: bool = False,
         stateful: bool = False,
         char_cnn_cache_size: int = 50000,
-        activation_cache: Optional[ActivationCache] = None,
+        activation_cache: Optional[Union[ActivationCache, Dict[str, Any]]] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
         compute_dtype: str = "float32",
-        vocab: Optional[Vocabulary] = None,
+        vocab: Optional[OptionsRecord] = None,
+        execution: Union[str, Dict[str, Any], Execution] = AUTO,
     ) -> None:
         super().__init__()
         if num_output_representations < 1:
@@ -125,13 +134,16 @@ class Elmo(torch.nn.Module, FromParams):
             known_options=known_options,
             vocab=vocab,
             in_model=True,
+            execution=Execution.parse(execution),
         )
         bilm.requires_grad_(requires_grad)
         self._bilm = bilm
         # What `forward` runs: the biLM, or the cache in front of it. Not a submodule, so that
         # the biLM's parameters keep the names trained archives hold (`_bilm.*`).
         self._run_bilm: Callable[[torch.Tensor], Dict[str, Any]] = (
-            bilm.__call__ if activation_cache is None else CachedBiLm(bilm, activation_cache)
+            bilm.__call__
+            if activation_cache is None
+            else CachedBiLm(bilm, ActivationCache.from_config(activation_cache))
         )
         self._keep_sentence_boundaries = keep_sentence_boundaries
         self._scalar_mixes = torch.nn.ModuleList(
@@ -182,9 +194,7 @@ class Elmo(torch.nn.Module, FromParams):
         for scalar_mix in self._scalar_mixes:
             mixed = scalar_mix(activations, mask)
             if not self._keep_sentence_boundaries:
-                mixed, mixed_mask = remove_sentence_boundaries(
-                    mixed, cast(torch.BoolTensor, mask)  # a bool tensor, typed Tensor by torch
-                )
+                mixed, mixed_mask = remove_sentence_boundaries(mixed, mask)
             representations.append(mixed)
         if not self._keep_sentence_boundaries:
             mask = mixed_mask
@@ -246,3 +256,14 @@ def span_rows(sequence: torch.Tensor, spans: torch.Tensor, num_rows: int) -> tor
     indices = positions.clamp(max=sequence.size(1) - 1)
     rows = sequence.gather(1, indices.unsqueeze(-1).expand(-1, -1, sequence.size(-1)))
     return rows * inside.unsqueeze(-1).to(rows.dtype)
+
+
+def remove_sentence_boundaries(
+    sequence: torch.Tensor, mask: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`(batch, length, dim)` rows without each sentence's first (`<S>`) and last (`</S>`)
+    position, `(batch, length - 2, dim)` zero past each sentence, and their mask: AllenNLP's
+    `remove_sentence_boundaries`, the same numbers, with no read of the lengths to the host."""
+    new_mask = mask[:, 2:]
+    inner = sequence[:, 1:-1].masked_fill(~new_mask.unsqueeze(-1), 0.0)
+    return inner, new_mask

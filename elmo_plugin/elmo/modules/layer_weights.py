@@ -2,8 +2,8 @@ from typing import Dict
 
 import torch
 
-from elmo_plugin.elmo.elmo import Elmo
-from elmo_plugin.elmo.layer_weight_names import GAMMA, layer_weight_metric_name
+from elmo_plugin.elmo.bilm.layer_names import GAMMA, layer_weight_metric_name
+from elmo_plugin.elmo.modules.elmo import Elmo
 
 
 def elmo_layer_weight_metrics(model: torch.nn.Module) -> Dict[str, float]:

@@ -1,8 +1,8 @@
 from typing import List, Optional
 
 import torch
-from allennlp.common.checks import ConfigurationError
-from allennlp.nn.util import tiny_value_of_dtype
+
+from elmo_plugin.elmo.errors import ConfigurationError
 
 
 class ScalarMix(torch.nn.Module):
@@ -76,4 +76,14 @@ class ScalarMix(torch.nn.Module):
         masked = tensor * broadcast_mask
         mean = masked.sum() / count
         variance = (((masked - mean) * broadcast_mask) ** 2).sum() / count
-        return (tensor - mean) / torch.sqrt(variance + tiny_value_of_dtype(variance.dtype))
+        return (tensor - mean) / torch.sqrt(variance + _tiny_value(variance.dtype))
+
+
+def _tiny_value(dtype: torch.dtype) -> float:
+    """What AllenNLP's `tiny_value_of_dtype` adds to a variance before its square root, so that
+    a layer-normalising mix gives AllenNLP's numbers."""
+    if dtype in (torch.float32, torch.float64):
+        return 1e-13
+    if dtype == torch.float16:
+        return 1e-4
+    raise TypeError(f"a layer-normalising ScalarMix does not support {dtype}")

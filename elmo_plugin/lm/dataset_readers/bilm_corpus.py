@@ -2,7 +2,6 @@ import logging
 from typing import Dict, Iterable, Iterator, List, Optional, Union, cast
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, Token
 from allennlp.data.fields import TensorField, TextField
 from allennlp.data.token_indexers import (
@@ -14,6 +13,7 @@ from allennlp.data.vocabulary import DEFAULT_PADDING_TOKEN
 from overrides import overrides
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY
+from elmo_plugin.elmo.errors import ConfigurationError
 
 # The language model's constants live in `corpus`; imported from here too by older importers.
 from elmo_plugin.lm.corpus import (

@@ -1,17 +1,18 @@
 import logging
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.nn import InitializerApplicator
 from overrides import overrides
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
-from elmo_plugin.elmo.bilm_lstm import LstmState
-from elmo_plugin.elmo.bilm_tf_format import check_options
-from elmo_plugin.elmo.compute_dtype import parse_compute_dtype
+from elmo_plugin.elmo.bilm.lstm.module import LstmState
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
+from elmo_plugin.elmo.execution.settings import AUTO, Execution
+from elmo_plugin.elmo.formats.bilm_tf import check_options
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -74,24 +75,18 @@ class BilmLanguageModel(Model):
         A sparse gradient for the softmax weight: only the rows a step touches (see
         `SampledSoftmax`); needs an optimizer that takes sparse gradients, e.g. the paper's
         Adagrad, for which the update is exactly the dense one.
-    tf32 : `bool`, optional (default = `False`)
-        float32 training with TF32 products on CUDA (Ampere and later): float32's range, the
-        products' inputs rounded to 10 mantissa bits (about 1e-3 relative per product),
-        float32 sums. On an H200 2.9x float32 at 512 lanes (docs/performance.md). The model
-        sets torch's process-wide switches (`torch.backends.cuda.matmul.allow_tf32` and
-        `torch.backends.cudnn.allow_tf32`) when it is built, and says so in the log: the
-        backward pass runs outside the model, where only a process-wide switch reaches.
-    cuda_graphs : `bool`, optional (default = `False`)
-        On CUDA, the LSTM's step loops (forward and backward) replay as CUDA graphs once a
-        batch shape has come twice (packed training has one shape): no Python and no launch per
-        kernel. On an H200 at 128 lanes in bfloat16, 94k tokens/s instead of 53k; more memory
-        (the graphs keep their buffers). See `elmo_plugin.elmo.fused_lstm_layer.LayerGraphs`.
+    execution : `Execution` or its config, optional (default = `"auto"`)
+        How the biLM runs (`elmo_plugin.elmo.execution.settings.Execution`): e.g.
+        `{"cuda_graphs": true}` replays the LSTM's step loops (forward and backward) as CUDA
+        graphs once a batch shape has come twice (packed training has one shape), and
+        `{"tf32": true}` trains in float32 with TF32 products on CUDA (Ampere and later), for
+        the model's forward and backward passes only (docs/performance.md has both figures).
     compute_dtype : `str`, optional (default = `"float32"`)
         `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
         once per batch, the parameters and the optimizer's master weights staying float32,
         the LSTM's gate math and states float32), and the sampled softmax's products too (its
         sums float32; evaluation's exact softmax float32). `"float32"` is exact. See
-        `elmo_plugin.elmo.compute_dtype`.
+        `elmo_plugin.elmo.execution.compute_dtype`.
     """
 
     def __init__(
@@ -107,16 +102,14 @@ class BilmLanguageModel(Model):
         initializer: Optional[InitializerApplicator] = None,
         compute_dtype: str = "float32",
         sparse_softmax_gradient: bool = False,
-        tf32: bool = False,
-        cuda_graphs: bool = False,
+        execution: Union[str, Dict[str, Any], Execution] = AUTO,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        if tf32:
-            allow_tf32()
         dtype = parse_compute_dtype(compute_dtype)
         self._bilm = _build_bilm(bilm, options_file, weight_file, dropout, dtype)
-        self._bilm.lstm.cuda_graphs = cuda_graphs
+        self._bilm.set_execution(Execution.parse(execution))
+        logger.info("bilm: execution %s", self._bilm.execution.described())
         self._dropout = torch.nn.Dropout(dropout)
         _check_vocabulary(vocab)
         # Class k of the softmax is the word with id k + 1: id 0 is padding, never a target.
@@ -170,8 +163,11 @@ class BilmLanguageModel(Model):
         character_ids = tokens[ELMO_INDEXER_KEY]["elmo_tokens"]
         # The model runs in its own compute dtype: AMP's autocast would make the sampled
         # softmax's products float16 (the biLM itself turns autocast off as well).
-        with torch.autocast(character_ids.device.type, enabled=False):
-            return self._forward(character_ids, targets, lane, window)
+        execution = self._bilm.execution
+        with torch.autocast(character_ids.device.type, enabled=False), execution.products():
+            output = self._forward(character_ids, targets, lane, window)
+        output["loss"] = execution.tf32_backward([output["loss"]])[0]
+        return output
 
     def _forward(
         self,
@@ -323,13 +319,6 @@ class _LaneStates:
             self.hidden = torch.cat([self.hidden[:, :known], new_hidden], dim=1)
             self.memory = torch.cat([self.memory[:, :known], new_memory], dim=1)
             self.window = torch.cat([self.window[:known], new_window])
-
-
-def allow_tf32() -> None:
-    """Lets CUDA's float32 products and convolutions run in TF32, process-wide."""
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
-    logger.info("bilm: tf32 is on: CUDA float32 products and convolutions run in TF32")
 
 
 def _build_bilm(

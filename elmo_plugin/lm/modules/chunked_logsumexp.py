@@ -6,10 +6,10 @@ Why: at a training batch of 64 sentences the sampled softmax scores ~2,800 predi
 4,096 samples, an 11.5 M-entry logit matrix (46 MB in float32) that does not fit the cache.
 Autograd's `logsumexp` reads and writes it some ten times (the product, the maximum, the
 shifted exponentials, their sum, and the same again backward), and each pass costs about as
-much as the bfloat16 product that made it (measured on a 2-core Zen 5, one thread: 18-28 ms a
-pass, 7 ms the product). Here each chunk of rows is made, reduced and dropped while it sits in
-the cache, and made again in the backward pass (a product is cheaper than storing the matrix
-and reading it back): the same sums in another order, so float32 stays exact to rounding.
+much as the bfloat16 product that made it (docs/performance.md has the figures). Here each
+chunk of rows is made, reduced and dropped while it sits in the cache, and made again in the
+backward pass (a product is cheaper than storing the matrix and reading it back): the same
+sums in another order, so float32 stays exact to rounding.
 
 On CUDA a chunk is as many rows as keep its logits within `CUDA_LOGITS_PER_CHUNK` (a GPU's
 memory holds them, and every chunk is launches); the masked logits are found by comparing keys
@@ -24,7 +24,8 @@ from typing import Optional, Tuple
 
 import torch
 
-from elmo_plugin.elmo.compute_dtype import reduced_copy
+from elmo_plugin.elmo.execution import devices
+from elmo_plugin.elmo.execution.compute_dtype import reduced_copy
 
 # Rows per chunk on a CPU: at 4,096 samples a float32 chunk is 2 MB, within a core's share of
 # the cache.
@@ -53,7 +54,7 @@ def chunked_logsumexp(
     if rows_per_chunk is None:
         rows_per_chunk = (
             max(1, CUDA_LOGITS_PER_CHUNK // max(weight.size(0), 1))
-            if inputs.is_cuda
+            if devices.on_cuda(inputs)
             else DEFAULT_ROWS_PER_CHUNK
         )
     row_keys, column_keys = masked if masked is not None else (None, None)

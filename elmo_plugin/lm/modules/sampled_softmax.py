@@ -3,8 +3,9 @@ from typing import Optional, Tuple
 
 import numpy
 import torch
-from allennlp.common.checks import ConfigurationError
 
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution import devices
 from elmo_plugin.lm.modules.chunked_logsumexp import chunked_logsumexp
 
 # Accidental hits (a target drawn among its own negatives) get this logit, as in AllenNLP's
@@ -41,7 +42,7 @@ def log_uniform_candidates(
 def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
     """A host tensor on `device`; to CUDA from pinned memory without waiting for the device
     (a copy from pageable memory waits until the GPU has done all that is queued)."""
-    if device.type != "cuda":
+    if not devices.copies_asynchronously(device):
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
 
@@ -56,9 +57,9 @@ class SampledSoftmax(torch.nn.Module):
     be ordered by descending frequency), subtracts the log expected count of every class from
     its logit, and removes accidental hits; it equals AllenNLP's `SampledSoftmaxLoss` for the
     same draws. The sampled logits are reduced a chunk of rows at a time, never held whole
-    (`chunked_logsumexp`; at 2,800 predictions and 4,096 samples, one thread, forward and
-    backward 1.4x faster than autograd's `logsumexp` over the whole matrix in float32, 3.3x with
-    the products in bfloat16).
+    (`chunked_logsumexp`: forward and backward faster than autograd's `logsumexp` over the
+    whole matrix, in float32 and more so with the products in bfloat16; docs/performance.md has
+    the figures).
     Evaluation scores the full vocabulary in chunks of rows so that memory stays bounded for
     large vocabularies.
 
@@ -77,7 +78,7 @@ class SampledSoftmax(torch.nn.Module):
         Gives the weight a sparse gradient in training: the rows of the targets and samples
         only, instead of a dense `num_words x embedding_dim` matrix that is mostly zeros. With a
         large vocabulary the dense gradient, its norm and the optimizer's step over it dominate
-        a step (at 793,471 words x 512 on an H200: several ms of a 30 ms step). Needs an
+        a step (the paper's 793,471 words x 512; docs/performance.md has the figures). Needs an
         optimizer that takes sparse gradients (`adagrad`, `sgd`, `sparse_adam`); for Adagrad
         the update is exactly the dense one (a row without gradient is left unchanged either
         way).

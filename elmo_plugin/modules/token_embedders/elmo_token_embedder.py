@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import torch
 from allennlp.data import Vocabulary
@@ -6,8 +6,9 @@ from allennlp.modules.time_distributed import TimeDistributed
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 from overrides import overrides
 
-from elmo_plugin.elmo.activation_cache import ActivationCache
-from elmo_plugin.elmo.elmo import Elmo
+from elmo_plugin.elmo.execution.settings import AUTO, Execution
+from elmo_plugin.elmo.modules.activation_cache import ActivationCache
+from elmo_plugin.elmo.modules.elmo import Elmo
 
 
 @TokenEmbedder.register("elmo")
@@ -54,6 +55,8 @@ class ElmoTokenEmbedder(TokenEmbedder):
     vocab : `Vocabulary`, optional
         The model's vocabulary (AllenNLP passes it): the biLM's options are recorded in it,
         so the model's archive carries them (see `Elmo`).
+    execution : `Execution` or its config, optional (default = `"auto"`)
+        How the biLM runs (see `Elmo`), e.g. `{"cuda_graphs": true}`.
     """
 
     def __init__(
@@ -68,11 +71,12 @@ class ElmoTokenEmbedder(TokenEmbedder):
         keep_sentence_boundaries: bool = False,
         stateful: bool = False,
         char_cnn_cache_size: int = 50000,
-        activation_cache: Optional[ActivationCache] = None,
+        activation_cache: Optional[Union[ActivationCache, Dict[str, Any]]] = None,
         projection_dim: Optional[int] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
         compute_dtype: str = "float32",
         vocab: Optional[Vocabulary] = None,
+        execution: Union[str, Dict[str, Any], Execution] = AUTO,
     ) -> None:
         super().__init__()
         self._elmo = Elmo(
@@ -90,6 +94,7 @@ class ElmoTokenEmbedder(TokenEmbedder):
             known_options=known_options,
             compute_dtype=compute_dtype,
             vocab=vocab,
+            execution=execution,
         )
         self._projection = None
         self._output_dim = projection_dim or self._elmo.get_output_dim()

@@ -9,11 +9,11 @@ from abc import ABC, abstractmethod
 from typing import Dict, List, Optional, Tuple
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.nn.util import viterbi_decode
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
 from elmo_plugin.tasks.srl.dependency_spans import head_labels_to_bio, head_labels_to_tags
 from elmo_plugin.tasks.srl.metrics.decoded_tags_f1 import (

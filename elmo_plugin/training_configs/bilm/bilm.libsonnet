@@ -26,7 +26,7 @@ local training = import "../common/optimizer.libsonnet";
   },
 
   // The CNN of the published ELMo models: 2048 filters (smaller biLMs take its first few).
-  // elmo_plugin/elmo/published_sizes.py states the same for Python (a test checks they agree).
+  // elmo_plugin/elmo/formats/published_sizes.py states the same for Python (a test checks they agree).
   elmo_filters: [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
 
   // The paper's models. bilm-tf trains with 261 characters; `elmo-export` writes the 262 its
@@ -74,7 +74,7 @@ local training = import "../common/optimizer.libsonnet";
     num_samples: 8192,
     dropout: 0.1,
     sparse_softmax_gradient: true,
-    cuda_graphs: true,
+    execution: { cuda_graphs: true },
   },
   // Adagrad 0.2, accumulators starting at 1. The softmax weight (the one sparse gradient) has a
   // parameter group of its own: torch's Adagrad steps a group with a sparse gradient one

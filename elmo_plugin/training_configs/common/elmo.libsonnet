@@ -89,10 +89,10 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   top_layer_only(num_layers=3):: [-9e10 for _ in std.range(1, num_layers - 1)] + [1.0],
 
   // The parameter names of the learned layer weights (the pre-softmax weights of every scalar
-  // mix): elmo_plugin.elmo.elmo.LAYER_WEIGHTS_REGEX, which a test checks this equals.
+  // mix): elmo_plugin.elmo.modules.elmo.LAYER_WEIGHTS_REGEX, which a test checks this equals.
   layer_weights_regex:: ".*scalar_mixes.*scalar_parameters",
 
-  // The parameter names of the pretrained biLM in any model: elmo_plugin.elmo.bilm_loading.
+  // The parameter names of the pretrained biLM in any model: elmo_plugin.elmo.formats.loading.
   // BILM_PARAMETERS_REGEX (a test checks). A model initializer whose regexes could match them
   // must list it in `prevent_regexes`, or it re-initialises the biLM:
   //   initializer: { regexes: [...], prevent_regexes: [elmo.bilm_parameters_regex] }

@@ -1,9 +1,9 @@
 """Overrides that shrink the coreference configs to one quick epoch on the fixtures; none of the
 sizes depends on the biLM."""
 
-from pathlib import Path
+from tests import paths
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "coref"
+FIXTURES = paths.FIXTURES / "coref"
 WORD_DIM, NUM_FILTERS, HIDDEN, FEEDFORWARD, FEATURE = (
     100,
     64,

@@ -5,7 +5,6 @@ allennlp-models' `ConllCorefScores` where the two must agree."""
 
 import json
 import random
-from pathlib import Path
 from typing import Dict, List
 
 import pytest
@@ -13,8 +12,9 @@ import pytest
 from elmo_plugin.tasks.coref.dataset_readers.conll_coref_documents import read_documents
 from elmo_plugin.tasks.coref.metrics import Conll2012CorefScores, CorefMentionRecall
 from elmo_plugin.tasks.coref.metrics.conll2012_coref_scores import document_counts
+from tests.paths import FIXTURES
 
-CASES = Path(__file__).resolve().parents[3] / "fixtures" / "coref" / "reference_scorer"
+CASES = FIXTURES / "coref" / "reference_scorer"
 SCORER_COUNTS = json.loads((CASES / "scorer_counts.json").read_text())
 OUR_NAMES = {"muc": "muc", "bcub": "b3", "ceafe": "ceafe"}
 

@@ -7,26 +7,26 @@ documents; `allennlp predict` and the predictor then run on an archive, from out
 import json
 import math
 import sys
-from pathlib import Path
 from typing import List, Tuple
 from unittest import mock
 
 import pytest
 from allennlp.commands import main
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
 from elmo_plugin.tasks.coref.models import SpanRankingCoref
 from elmo_plugin.tasks.coref.predictors import CorefClustersPredictor
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.coref.coref_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import trained_once
 
-CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "coref"
+CONFIGS = TRAINING_CONFIGS / "coref"
 NAMES = ["coref_baseline", "coref_elmo"]
 SCORES = [
     f"{metric}_{kind}"

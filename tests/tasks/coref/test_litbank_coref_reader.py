@@ -4,10 +4,10 @@ from typing import Any, Dict
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
 from elmo_plugin.tasks.coref.dataset_readers.conll_coref_documents import (
     canonical_clusters,

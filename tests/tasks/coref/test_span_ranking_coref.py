@@ -4,19 +4,18 @@ equal to their plain forms, the loss and decoding, clear errors."""
 
 import copy
 import json
-from pathlib import Path
 from typing import cast
 
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 from allennlp.models import Model
 from allennlp.nn import util
 
 import elmo_plugin.tasks.coref  # noqa: F401
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
 from elmo_plugin.tasks.coref.models.factored_pair_layer import FactoredPairLayer
 from elmo_plugin.tasks.coref.models.sentence_layout import SentenceLayout
@@ -25,6 +24,7 @@ from elmo_plugin.tasks.coref.models.span_ranking_coref import (
     decode_clusters,
     marginal_log_likelihood,
 )
+from tests.paths import TRAINING_CONFIGS
 from tests.tasks.coref.coref_small_overrides import (
     FEATURE,
     FEEDFORWARD,
@@ -36,7 +36,7 @@ from tests.tasks.coref.coref_small_overrides import (
 )
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files
 
-CONFIGS = Path(__file__).resolve().parents[3] / "elmo_plugin" / "training_configs" / "coref"
+CONFIGS = TRAINING_CONFIGS / "coref"
 ELMO_CONFIG = CONFIGS / "coref_elmo.jsonnet"
 ELMO_DIM = 32  # the fixture biLM's
 MAX_SPAN_WIDTH = 6  # the configs'

@@ -4,12 +4,12 @@ import math
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to_spans
 from allennlp.models import Model
 
-from elmo_plugin.elmo import ElmoTokenEmbedder
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.modules import ElmoTokenEmbedder
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from elmo_plugin.tasks.ner.models import BiLstmCrfTagger
 from tests.paths import FIXTURES, TRAINING_CONFIGS

@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 from allennlp.data.fields import SequenceLabelField, TextField
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
 from tests import paths
 from tests.fields import field_of, metadata_of, tokens_of

@@ -12,7 +12,6 @@ from unittest import mock
 
 import pytest
 from allennlp.commands import main
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data.fields import LabelField
 from allennlp.models.archival import load_archive
@@ -20,6 +19,7 @@ from allennlp.predictors import Predictor
 
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.sentiment.models import BcnClassifier
 from elmo_plugin.tasks.sentiment.predictors import SentenceSentimentPredictor
 from tests.fields import field_of

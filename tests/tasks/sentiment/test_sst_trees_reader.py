@@ -2,11 +2,11 @@ import logging
 from typing import Any, Dict
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.fields import LabelField, SpanField, TextField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
 from elmo_plugin.tasks.sentiment.dataset_readers.sst_trees import parse_tree, unescape_ptb
 from tests.fields import field_of, metadata_of

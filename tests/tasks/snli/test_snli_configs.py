@@ -17,7 +17,6 @@ import pytest
 from allennlp.commands import main
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
@@ -25,6 +24,7 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.snli.models import EsimNli
 from elmo_plugin.tasks.snli.predictors import NliPairPredictor

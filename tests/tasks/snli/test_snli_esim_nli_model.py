@@ -2,7 +2,6 @@ from typing import Tuple
 
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 from allennlp.modules import FeedForward
@@ -11,7 +10,8 @@ from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder, TextFi
 from allennlp.modules.token_embedders import Embedding
 from allennlp.nn import Activation
 
-from elmo_plugin.elmo import Elmo
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.snli.models import EsimNli
 from tests import paths

@@ -4,11 +4,11 @@ from pathlib import Path
 from typing import Any, Dict
 
 import pytest
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.fields import LabelField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from tests import paths
 from tests.fields import field_of, metadata_of, tokens_of

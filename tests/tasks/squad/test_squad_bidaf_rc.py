@@ -3,11 +3,11 @@ import copy
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 from allennlp.models import Model
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
 from elmo_plugin.tasks.squad.models import BidafRc
 from tests.paths import FIXTURES

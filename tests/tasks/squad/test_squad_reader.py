@@ -5,10 +5,10 @@ from typing import Any, Dict, Tuple
 
 import pytest
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import IndexField
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
 from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 from tests.fields import field_of, metadata_of, tokens_of

@@ -1,9 +1,9 @@
 import pytest
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 from allennlp.data.fields import SequenceLabelField
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader
 from tests import paths
 from tests.fields import field_of, metadata_of

@@ -1,6 +1,5 @@
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.data.fields import SequenceLabelField
 from allennlp.modules.seq2seq_encoders import PytorchSeq2SeqWrapper
@@ -8,9 +7,10 @@ from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 from allennlp.nn.util import viterbi_decode
 
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.models import DeepSrl
-from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
 from tests import paths
 from tests.fields import field_of
 

@@ -1,11 +1,11 @@
 import pytest
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
 from allennlp.modules.seq2seq_encoders import PytorchSeq2SeqWrapper
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
 from elmo_plugin.tasks.srl.label_modes import (
     HEAD_LABELS,

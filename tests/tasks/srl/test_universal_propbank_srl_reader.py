@@ -2,10 +2,10 @@ import json
 
 import pytest
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from tests.fields import metadata_of
 from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS

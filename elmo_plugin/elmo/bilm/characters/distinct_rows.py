@@ -2,6 +2,8 @@ from typing import Dict, Tuple
 
 import torch
 
+from elmo_plugin.elmo.execution import devices
+
 # Each row's key is the dot product of its ids with these weights: below 2**46 each, so that a
 # row of 50 character ids (below 2**9) sums below 2**61 without overflowing. Correctness never
 # rests on the keys: every result is checked against the rows.
@@ -18,17 +20,18 @@ def distinct_rows(rows: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     distinct row: `torch.unique(rows, dim=0, return_inverse=True)`, except that on CUDA the
     distinct rows come in an order of their own.
 
-    On CUDA `torch.unique(dim=0)` merge-sorts the rows lexicographically, 2.7 ms of a 512-lane
-    training step of the paper's biLM on an H200 (10,240 rows of 50 character ids). Here each
-    row is reduced to one int64 key (a dot product with fixed random weights), the keys are
-    radix-sorted by the one-dimensional `torch.unique`, and each key's first row stands for it.
+    On CUDA `torch.unique(dim=0)` merge-sorts the rows lexicographically (a 512-lane training
+    step of the paper's biLM has 10,240 rows of 50 character ids), a visible share of the step
+    (docs/performance.md has the figures). Here each row is reduced to one int64 key (a dot
+    product with fixed random weights), the keys are radix-sorted by the one-dimensional
+    `torch.unique`, and each key's first row stands for it.
     Two different rows share a key with a chance of about 2**-46 a pair; the result is checked
     against the rows (one comparison on the device, read back with the count `torch.unique`
     reads anyway) and, if any row differs from its stand-in, computed the exact way instead, so
     a collision costs time, never a wrong row. The CPU keeps `torch.unique(dim=0)`, which is
     fast there.
     """
-    if not rows.is_cuda or not len(rows) or rows.size(1) > len(_KEY_WEIGHTS):
+    if not devices.keys_distinct_rows(rows) or not len(rows) or rows.size(1) > len(_KEY_WEIGHTS):
         return torch.unique(rows, dim=0, return_inverse=True)
     return keyed_distinct_rows(rows)
 

@@ -1,14 +1,19 @@
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import torch
-from allennlp.common.checks import ConfigurationError
-from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
-from allennlp.nn.util import add_sentence_boundary_token_ids
 
-from elmo_plugin.elmo.compute_dtype import ReducedCopies, plus_float32
-from elmo_plugin.elmo.distinct_rows import distinct_rows
-from elmo_plugin.elmo.highway import Highway, biased_linear
-from elmo_plugin.elmo.token_type_cache import TokenTypeCache
+from elmo_plugin.elmo.bilm.characters.distinct_rows import distinct_rows
+from elmo_plugin.elmo.bilm.characters.highway import Highway, biased_linear
+from elmo_plugin.elmo.bilm.characters.ids import (
+    BEGINNING_OF_SENTENCE_CHARACTERS,
+    END_OF_SENTENCE_CHARACTERS,
+    MAX_WORD_LENGTH,
+    PADDING_CHARACTER,
+)
+from elmo_plugin.elmo.bilm.characters.token_type_cache import TokenTypeCache
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution import devices
+from elmo_plugin.elmo.execution.compute_dtype import ReducedCopies, plus_float32
 
 ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": torch.nn.functional.relu,
@@ -32,11 +37,11 @@ def max_pooled_convolution(
 
     Run as a 2-d convolution of height 1 in channels-last memory (where the embeddings already
     are), max-pooled by `max_over_positions`: on the CPU the same values, bit for bit, and the
-    published CNN's forward and backward passes 2x faster in float32 and 2.5x in bfloat16
-    (1,200 tokens, one thread, an AMD EPYC) than `conv1d`'s channels-first output reduced by
-    `max(dim=-1)`, a reduction over a short innermost dimension whose backward scatter was
-    the character CNN's largest cost in training. On an H200 channels-first `conv1d` was
-    slower too (benchmarks/gpu_speed.py's `variants`).
+    published CNN's forward and backward passes faster, in float32 and more so in bfloat16,
+    than `conv1d`'s channels-first output reduced by `max(dim=-1)`, a reduction over a short
+    innermost dimension whose backward scatter was the character CNN's largest cost in
+    training. On a GPU channels-first `conv1d` was slower too (benchmarks/gpu_speed.py's
+    `variants`; docs/performance.md has the figures).
     """
     images = embedded.transpose(1, 2).unsqueeze(2).contiguous(memory_format=torch.channels_last)
     kernels = weight.unsqueeze(2).contiguous(memory_format=torch.channels_last)
@@ -49,12 +54,12 @@ def max_over_positions(features: torch.Tensor) -> torch.Tensor:
     The `(tokens, filters)` maxima of `(tokens, filters, 1, positions)` channels-last features.
 
     The CPU uses `adaptive_max_pool2d` (above). On CUDA its kernels take one thread a
-    (token, filter) looping over the positions, and their backward scatters with atomics: 7.2 ms
-    of a 512-lane bfloat16 training step of the paper's biLM on an H200, fewer than 1 GB of
-    features read. `max(dim)` over the positions reduces along the filters in contiguous
-    memory, and its backward writes each position's gradient once.
+    (token, filter) looping over the positions, and their backward scatters with atomics: a
+    visible share of a training step of the paper's biLM for little data read
+    (docs/performance.md has the figures). `max(dim)` over the positions reduces along the
+    filters in contiguous memory, and its backward writes each position's gradient once.
     """
-    if features.is_cuda:
+    if devices.pools_by_max_over_dim(features):
         return features.flatten(2).max(dim=-1).values
     return torch.nn.functional.adaptive_max_pool2d(features, 1).flatten(1)
 
@@ -70,7 +75,22 @@ def _biased_pooling(
 
 
 # The indexer shifts every character id by one so that 0 can be padding.
-_PADDING_CHARACTER_ID = ELMoCharacterMapper.padding_character + 1
+_PADDING_CHARACTER_ID = PADDING_CHARACTER + 1
+
+
+def with_sentence_markers(
+    character_ids: torch.Tensor, mask: torch.Tensor, begin: torch.Tensor, end: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`(batch, tokens, characters)` ids with `begin` before each sentence and `end` after it,
+    `(batch, tokens + 2, characters)`, and their mask: AllenNLP's
+    `add_sentence_boundary_token_ids`, with no read of the lengths back to the host."""
+    batch, tokens, characters = character_ids.shape
+    marked = character_ids.new_zeros(batch, tokens + 2, characters)
+    marked[:, 1:-1] = character_ids
+    marked[:, 0] = begin
+    rows = torch.arange(batch, device=character_ids.device)
+    marked[rows, mask.sum(dim=1) + 1] = end.to(marked.dtype)
+    return marked, marked.sum(dim=-1) > 0
 
 
 def _boundary_character_ids(characters: Sequence[int]) -> torch.Tensor:
@@ -89,9 +109,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
     Unlike AllenNLP's encoder, the CNN runs once per distinct token of a batch (padding is
     never encoded), and, while the encoder is frozen, once per distinct token ever seen:
     up to `cache_size` token types are remembered across batches. Finding the distinct tokens
-    reads counts back from the device; with `deduplicates = False` the CNN runs at every
-    position instead and nothing is read back (for a GPU step that should not wait on the
-    device; which wins there is `benchmarks/gpu_speed.py --parts deduplication`'s to say).
+    reads counts back from the device; with `deduplicates = False` (`Execution.deduplicates`,
+    set by the biLM) the CNN runs at every position instead and nothing is read back (for a
+    GPU step that should not wait on the device).
 
     # Parameters
 
@@ -114,7 +134,7 @@ class ElmoCharacterEncoder(torch.nn.Module):
         0 disables the cache.
     compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
         The dtype of the convolutions and the linear layers (float32 is exact); see
-        `elmo_plugin.elmo.compute_dtype`.
+        `elmo_plugin.elmo.execution.compute_dtype`.
     """
 
     def __init__(
@@ -134,9 +154,9 @@ class ElmoCharacterEncoder(torch.nn.Module):
             raise ConfigurationError(
                 f"char_cnn activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}"
             )
-        if max_characters_per_token != ELMoCharacterMapper.max_word_length:
+        if max_characters_per_token != MAX_WORD_LENGTH:
             raise ConfigurationError(
-                f"max_characters_per_token must be {ELMoCharacterMapper.max_word_length} "
+                f"max_characters_per_token must be {MAX_WORD_LENGTH} "
                 f"(the elmo_characters indexer's), got {max_characters_per_token}"
             )
         self.char_embedding_dim = char_embedding_dim
@@ -164,12 +184,12 @@ class ElmoCharacterEncoder(torch.nn.Module):
 
         self.register_buffer(
             "bos_characters",
-            _boundary_character_ids(ELMoCharacterMapper.beginning_of_sentence_characters),
+            _boundary_character_ids(BEGINNING_OF_SENTENCE_CHARACTERS),
             persistent=False,
         )
         self.register_buffer(
             "eos_characters",
-            _boundary_character_ids(ELMoCharacterMapper.end_of_sentence_characters),
+            _boundary_character_ids(END_OF_SENTENCE_CHARACTERS),
             persistent=False,
         )
         self._type_cache = TokenTypeCache()
@@ -197,8 +217,11 @@ class ElmoCharacterEncoder(torch.nn.Module):
         """
         # A bool tensor, which torch's stubs type as a plain Tensor.
         mask = cast(torch.BoolTensor, (character_ids > 0).any(dim=-1))
-        ids_with_boundaries, mask_with_boundaries = add_sentence_boundary_token_ids(
-            character_ids, mask, self.bos_characters, self.eos_characters
+        ids_with_boundaries, mask_with_boundaries = with_sentence_markers(
+            character_ids,
+            mask,
+            cast(torch.Tensor, self.bos_characters),
+            cast(torch.Tensor, self.eos_characters),
         )
         return self._encode_tokens(ids_with_boundaries, mask_with_boundaries)
 

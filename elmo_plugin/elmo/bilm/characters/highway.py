@@ -8,7 +8,7 @@ from typing import Callable, List, Optional, Sequence, cast
 
 import torch
 
-from elmo_plugin.elmo.compute_dtype import plus_float32
+from elmo_plugin.elmo.execution.compute_dtype import plus_float32
 
 
 def biased_linear(

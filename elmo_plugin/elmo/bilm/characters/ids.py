@@ -1,16 +1,15 @@
 """
 Tokenised sentences to the character ids ELMo reads: the same tensor as AllenNLP's
-`allennlp.modules.elmo.batch_to_ids`, 35x faster with an empty table, 62-70x once its words
-are known (`benchmarks/character_ids_speed.py`: 1,024 Wikipedia sentences, 28,550 tokens,
-batches of 32 and 256, AllenNLP's 337-447 ms against 10-13 ms, then 6 ms; one thread of an
-AMD EPYC, Zen 5; `tests/elmo/test_character_ids.py` checks 10x).
+`allennlp.modules.elmo.batch_to_ids`, many times faster, and faster again once its words are
+known (`benchmarks/character_ids_speed.py` measures it, docs/performance.md has the figures;
+`tests/elmo/test_character_ids.py` checks 10x).
 
 AllenNLP builds an `Instance` with a `TextField` a sentence, indexes them and pads them as a
 `Batch`: Python work for every character of every token, every time. A frozen biLM on a GPU
-runs that 1,024-sentence pass in 0.6-0.7 s (docs/performance.md), so AllenNLP's
-conversion alone would bound any speed-up of the biLM itself. Here each distinct word is
-encoded once, its UTF-8 bytes laid out by numpy, into a row of a table that remembers up to
-`max_words` words; a batch is one dictionary lookup a token and one gather.
+is fast enough (docs/performance.md) that AllenNLP's conversion alone would bound any speed-up
+of the biLM itself. Here each distinct word is encoded once, its UTF-8 bytes laid out by numpy,
+into a row of a table that remembers up to `max_words` words; a batch is one dictionary lookup
+a token and one gather.
 """
 
 import threading
@@ -18,25 +17,55 @@ from typing import Dict, List, Sequence
 
 import numpy
 import torch
-from allennlp.data.token_indexers.elmo_indexer import ELMoCharacterMapper
 
-# What AllenNLP's `elmo_characters` indexer writes for a word: its UTF-8 bytes, at most
-# `max_word_length - 2` of them, between beginning- and end-of-word markers, padded; every id
-# shifted by one so that 0 can pad the tokens a sentence does not have.
-_MAPPER = ELMoCharacterMapper()
-MAX_WORD_LENGTH = ELMoCharacterMapper.max_word_length
+# bilm-tf's character vocabulary, as AllenNLP's `ELMoCharacterMapper` has it: a word is its
+# UTF-8 bytes (0-255), at most `MAX_WORD_LENGTH - 2` of them, between beginning- and end-of-word
+# markers, padded; the sentence markers `<S>` and `</S>` are words of their own. Every id is
+# then shifted by one so that 0 can pad the tokens a sentence does not have
+# (`tests/test_allennlp_parity.py` checks these against AllenNLP's).
+MAX_WORD_LENGTH = 50
+BEGINNING_OF_SENTENCE_CHARACTER = 256
+END_OF_SENTENCE_CHARACTER = 257
+BEGINNING_OF_WORD_CHARACTER = 258
+END_OF_WORD_CHARACTER = 259
+PADDING_CHARACTER = 260
+BOS_TOKEN = "<S>"
+EOS_TOKEN = "</S>"
 DEFAULT_MAX_WORDS = 250_000
-_PADDING = ELMoCharacterMapper.padding_character + 1
-_BEGINNING_OF_WORD = ELMoCharacterMapper.beginning_of_word_character + 1
-_END_OF_WORD = ELMoCharacterMapper.end_of_word_character + 1
-# The sentence markers, which the indexer gives fixed ids of their own.
-_SPECIAL_WORDS = (ELMoCharacterMapper.bos_token, ELMoCharacterMapper.eos_token)
+_PADDING = PADDING_CHARACTER + 1
+_BEGINNING_OF_WORD = BEGINNING_OF_WORD_CHARACTER + 1
+_END_OF_WORD = END_OF_WORD_CHARACTER + 1
+
+
+def _marker_word(character: int) -> List[int]:
+    """The unshifted ids of a sentence marker: one character between the word markers."""
+    ids = [PADDING_CHARACTER] * MAX_WORD_LENGTH
+    ids[:3] = [BEGINNING_OF_WORD_CHARACTER, character, END_OF_WORD_CHARACTER]
+    return ids
+
+
+BEGINNING_OF_SENTENCE_CHARACTERS = _marker_word(BEGINNING_OF_SENTENCE_CHARACTER)
+END_OF_SENTENCE_CHARACTERS = _marker_word(END_OF_SENTENCE_CHARACTER)
+_MARKER_WORDS = {
+    BOS_TOKEN: BEGINNING_OF_SENTENCE_CHARACTERS,
+    EOS_TOKEN: END_OF_SENTENCE_CHARACTERS,
+}
+# The sentence markers, which have fixed ids of their own.
+_SPECIAL_WORDS = tuple(_MARKER_WORDS)
 
 
 def word_character_ids(word: str) -> List[int]:
-    """The character ids of one word, as AllenNLP's indexer gives them (`<S>` and `</S>` are
-    the sentence markers' ids)."""
-    return _MAPPER.convert_word_to_char_ids(word)
+    """The character ids of one word, as AllenNLP's `elmo_characters` indexer gives them
+    (`<S>` and `</S>` are the sentence markers' ids)."""
+    if word in _MARKER_WORDS:
+        ids = _MARKER_WORDS[word]
+    else:
+        encoded = word.encode("utf-8", "ignore")[: MAX_WORD_LENGTH - 2]
+        ids = [PADDING_CHARACTER] * MAX_WORD_LENGTH
+        ids[0] = BEGINNING_OF_WORD_CHARACTER
+        ids[1 : len(encoded) + 1] = encoded
+        ids[len(encoded) + 1] = END_OF_WORD_CHARACTER
+    return [i + 1 for i in ids]
 
 
 class CharacterIdTable:

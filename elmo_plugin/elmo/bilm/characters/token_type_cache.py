@@ -24,10 +24,9 @@ class TokenTypeCache:
     encoding of the rows not found, and a few indexing operations on the device, however many
     rows it has. Keeping each encoding as its own tensor cost a tensor operation a row, to
     store it and to stack it back: thousands of small operations a batch, each microseconds of
-    host time that a GPU waits on. (On the CPU, one thread of an AMD EPYC, Zen 5: 1,024
-    Wikipedia sentences through the shipped biLM's encoder in batches of 32, 1.43 s -> 1.30 s
-    from an empty cache, 0.14 s either way once every type is remembered, most of it
-    `torch.unique`.)
+    host time that a GPU waits on. (On the CPU too the one tensor is faster from an empty
+    cache, and as fast once every type is remembered, most of that time `torch.unique`;
+    docs/performance.md has the figures.)
     """
 
     def __init__(self) -> None:

@@ -13,10 +13,10 @@ Why, on a GPU:
   the pace: there an inference pass, which has no backward pass to queue, may take the batch
   sorted by length and each step's running count, `fused_layer`'s `running`).
 - **A few launches per step.** Forward: the recurrent product, the fused gate kernel
-  (`elmo_plugin.elmo.lstm_gates`), the projection and its clipping; backward: two products, the
-  gate kernel and the clipping mask. Autograd records one node per layer instead of a dozen per
-  step, and the weights' gradients are one product each over all the steps (instead of one per
-  step, summed).
+  (`elmo_plugin.elmo.bilm.lstm.triton_gates`), the projection and its clipping; backward: two
+  products, the gate kernel and the clipping mask. Autograd records one node per layer instead
+  of a dozen per step, and the weights' gradients are one product each over all the steps
+  (instead of one per step, summed).
 - **Stored, not recomputed.** The activated gates are kept for the backward pass (float32,
   `2 x timesteps x batch x 4 * cell`: 1.3 GB per layer for 512 lanes of 20 tokens at the
   paper's size), which saves the backward pass the recurrent product and the transcendental
@@ -27,11 +27,12 @@ reduced copies of the weights), gates, memories and their gradients in float32. 
 float32 rounding, forward and backward (tests/elmo/test_fused_lstm_layer.py).
 """
 
-from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
-from elmo_plugin.elmo.lstm_gates import gates_backward, gates_forward
+from elmo_plugin.elmo.bilm.lstm.cuda_graphs import ForwardGraph, GraphCache
+from elmo_plugin.elmo.bilm.lstm.triton_gates import gates_backward, gates_forward
 
 
 class LayerRun(NamedTuple):
@@ -191,7 +192,7 @@ class _FusedLayer(torch.autograd.Function):
         graphs,
     ):
         inputs = (input_products, bias, state_weight, projection_weight, hidden0, memory0)
-        captured = graphs.forward_graph(inputs, cell_clip, proj_clip, True) if graphs else None
+        captured = _forward_graph(graphs, inputs, cell_clip, proj_clip, True) if graphs else None
         if captured is not None:
             run = captured(*inputs)
             state_weight, projection_weight = captured.inputs[2:4]
@@ -253,7 +254,7 @@ def fused_layer(
     lengths: torch.Tensor,
     cell_clip: Optional[float],
     proj_clip: Optional[float],
-    graphs: Optional["LayerGraphs"] = None,
+    graphs: Optional[GraphCache] = None,
     running: Optional[Sequence[int]] = None,
 ) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
     """
@@ -274,7 +275,7 @@ def fused_layer(
         Hidden `(2, batch, hidden)` and memory `(2, batch, cell)` states.
     lengths : `torch.Tensor`
         `(batch,)` steps each sequence runs; its final state is the one after that many.
-    graphs : `LayerGraphs`, optional
+    graphs : `GraphCache`, optional
         This layer's CUDA graphs, to replay the step loops instead of launching them.
     running : `Sequence[int]`, optional
         For a pass that no gradient will follow, outside a graph: the batch sorted by length,
@@ -293,7 +294,9 @@ def fused_layer(
             *differentiable, lengths, cell_clip, proj_clip, graphs
         )
         return outputs, (hidden, memory)
-    captured = graphs.forward_graph(differentiable, cell_clip, proj_clip, False) if graphs else None
+    captured = (
+        _forward_graph(graphs, differentiable, cell_clip, proj_clip, False) if graphs else None
+    )
     if captured is not None:
         run = captured(*differentiable)
         captured.release()
@@ -303,107 +306,40 @@ def fused_layer(
     return run.hiddens[:, 1:].float(), _final_states(run, lengths)
 
 
-class _Captured:
-    """One captured CUDA graph of `function` over static copies of its tensor inputs: a call
-    copies the new inputs in, replays, and returns the static outputs."""
+def _forward_graph(
+    graphs: GraphCache,
+    inputs: Sequence[torch.Tensor],
+    cell_clip: Optional[float],
+    proj_clip: Optional[float],
+    keep: bool,
+) -> Optional[ForwardGraph]:
+    """The layer's step loop over `inputs` as a CUDA graph from `graphs`, or None (see
+    `GraphCache.forward_graph`)."""
 
-    def __init__(self, function: Callable, inputs: Sequence[torch.Tensor]) -> None:
-        self.function = function
-        self.inputs = [t.detach().clone() for t in inputs]
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up: kernels compiled, workspaces made
-            function(*self.inputs)
-        torch.cuda.current_stream().wait_stream(side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.outputs = function(*self.inputs)
+    def steps(input_products, bias, state_weight, projection_weight, hidden0, memory0):
+        return _run_steps(
+            input_products,
+            bias,
+            state_weight,
+            projection_weight,
+            hidden0,
+            memory0,
+            cell_clip,
+            proj_clip,
+            keep,
+        )
 
-    def __call__(self, *inputs: torch.Tensor):
-        for static, given in zip(self.inputs, inputs):
-            static.copy_(given)
-        self.graph.replay()
-        return self.outputs
+    def backward(run, state_weight, projection_weight, lengths, outputs, hidden, memory):
+        return _backward_steps(
+            run,
+            state_weight,
+            projection_weight,
+            lengths,
+            outputs,
+            hidden,
+            memory,
+            cell_clip,
+            proj_clip,
+        )
 
-
-class _ForwardGraph(_Captured):
-    """A forward step loop's graph, its backward's (captured on first need) and whether its
-    buffers are in use: a forward pass's buffers are its backward pass's inputs, so until that
-    has run a second forward pass of the shape takes the eager path."""
-
-    def __init__(self, function: Callable, inputs: Sequence[torch.Tensor], clips) -> None:
-        super().__init__(function, inputs)
-        self.clips = clips
-        self.busy = False
-        self._backward: Optional[_Captured] = None
-
-    def __call__(self, *inputs: torch.Tensor):
-        self.busy = True
-        return super().__call__(*inputs)
-
-    def release(self) -> None:
-        self.busy = False
-
-    def backward_graph(self, lengths: torch.Tensor, grads: Sequence[torch.Tensor]) -> _Captured:
-        if self._backward is None:
-            run, (state_weight, projection_weight) = self.outputs, self.inputs[2:4]
-
-            def backward(lengths, *grads):
-                return _backward_steps(
-                    run, state_weight, projection_weight, lengths, *grads, *self.clips
-                )
-
-            self._backward = _Captured(backward, [lengths, *grads])
-        return self._backward
-
-
-class LayerGraphs:
-    """
-    The CUDA graphs of one `BiLstmLayer`'s step loops, one per input shape (and per training
-    or inference), captured the second time a shape comes (a shape seen once, as most are in
-    embedding batches of every length, is not worth the capture), at most `MAX_SHAPES` of them.
-    A replayed graph launches the whole loop at once: no Python and no launch per kernel.
-    """
-
-    MAX_SHAPES = 16
-
-    def __init__(self) -> None:
-        self._graphs: Dict[Tuple, _ForwardGraph] = {}
-        self._seen: set = set()
-
-    def forward_graph(
-        self,
-        inputs: Sequence[torch.Tensor],
-        cell_clip: Optional[float],
-        proj_clip: Optional[float],
-        keep: bool,
-    ) -> Optional[_ForwardGraph]:
-        if not inputs[0].is_cuda:
-            return None
-        key = (keep, cell_clip, proj_clip) + tuple((t.shape, t.dtype, t.device) for t in inputs)
-        graph = self._graphs.get(key)
-        if graph is not None:
-            return None if graph.busy else graph
-        if key not in self._seen or len(self._graphs) >= self.MAX_SHAPES:
-            self._seen.add(key)
-            return None
-
-        def steps(input_products, bias, state_weight, projection_weight, hidden0, memory0):
-            return _run_steps(
-                input_products,
-                bias,
-                state_weight,
-                projection_weight,
-                hidden0,
-                memory0,
-                cell_clip,
-                proj_clip,
-                keep,
-            )
-
-        graph = self._graphs[key] = _ForwardGraph(steps, inputs, (cell_clip, proj_clip))
-        return graph
-
-    def clear(self) -> None:
-        self._graphs.clear()
-        self._seen.clear()
+    return graphs.forward_graph((keep, cell_clip, proj_clip), inputs, steps, backward)

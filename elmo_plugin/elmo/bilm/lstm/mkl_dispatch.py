@@ -3,11 +3,12 @@ MKL's AVX2 kernels on AMD processors, as an explicit opt-in.
 
 The MKL 2020.0 inside PyTorch 1.12 (the "allennlp-2.10" profile) gives processors that are not
 Intel's its slow SSE code path unless `MKL_DEBUG_CPU_TYPE=5` asks for the AVX2 one; on an AMD
-EPYC with AVX2 that made ELMo's matrix products 2-3x faster with the same results to float32
-rounding. The MKL of current PyTorch ignores the variable. Nothing here runs on import: the
-variable changes every MKL user of the process and of its children, so it is the user's call,
-either in the shell (`MKL_DEBUG_CPU_TYPE=5 allennlp ...`) or with `use_avx2_kernels_on_amd()`
-before the first matrix product.
+processor with AVX2 that made ELMo's matrix products much faster with the same results to
+float32 rounding (docs/performance.md has the figures). The MKL of current PyTorch ignores the
+variable. Nothing here runs on import: the variable changes every MKL user of the process and
+of its children, so it is the user's call, either in the shell
+(`MKL_DEBUG_CPU_TYPE=5 allennlp ...`) or with `use_avx2_kernels_on_amd()` before the first
+matrix product.
 """
 
 import logging

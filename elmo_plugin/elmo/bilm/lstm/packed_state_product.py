@@ -5,14 +5,13 @@ bfloat16 where the CPU has it natively).
 
 Why: every step multiplies the few rows still running (17 on average at batch 32) by the whole
 recurrent weight, and at the "original" size (512 x 16384 per direction, 64 MB) that product is
-most of the biLM's time. With the torch 2.15 of the current profile, MKL runs it at about half the
-speed of oneDNN on a pre-packed weight: one thread, alternating, 17 rows, 33 ms against 16 ms
-(32 rows 53 against 27, 5 rows 25 against 9, 1 row equal; `benchmarks/lstm_step_memory_bound.py`
-measures the whole step). The results differ from MKL's by summation order only (9e-7 of the
-largest value; MKL's own are 4e-7 from float64). The same holds in bfloat16 (`compute_dtype`,
-on a CPU with native bfloat16): 0.66 ms against 1.62 ms for the plain bfloat16 product at 17
-rows, 1.31 against 2.26 at 32, identical values; the product is added to the float32 gate
-inputs in float32.
+most of the biLM's time. With the torch 2.15 of the current profile, MKL runs it slower than
+oneDNN on a pre-packed weight (of the row counts measured, equal at one row only;
+docs/performance.md has the figures; `benchmarks/lstm_step_memory_bound.py` measures the whole
+step). The results differ from MKL's by summation order only (9e-7 of the largest value; MKL's
+own are 4e-7 from float64). The same holds in bfloat16 (`compute_dtype`, on a CPU with native
+bfloat16) against the plain bfloat16 product, with identical values; the product is added to
+the float32 gate inputs in float32.
 
 When: only where it cannot change training or the smaller sizes. The packed copy is made from
 the weights without autograd, so it serves only a forward pass that no gradient flows through (a
@@ -26,7 +25,8 @@ from typing import Callable, List, Optional, Tuple
 
 import torch
 
-from elmo_plugin.elmo.compute_dtype import cpu_has_native_bfloat16
+from elmo_plugin.elmo.execution import devices
+from elmo_plugin.elmo.execution.compute_dtype import cpu_has_native_bfloat16
 
 # At and above this many elements per direction a pre-packed oneDNN product beat MKL's here.
 MIN_WEIGHT_ELEMENTS = 4 * 2**20
@@ -55,7 +55,7 @@ class PackedStateProduct:
         """Whether the packed product serves this `(2, hidden, 4 * cell)` weight now."""
         return (
             _OPERATORS is not None
-            and state_weight.device.type == "cpu"
+            and devices.packs_for_onednn(state_weight)
             and (
                 state_weight.dtype == torch.float32
                 or (state_weight.dtype == torch.bfloat16 and cpu_has_native_bfloat16())

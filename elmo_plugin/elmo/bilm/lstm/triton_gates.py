@@ -17,10 +17,11 @@ dimension and need rows contiguous.
 
 Forward (`gates_forward`): `gates = step_input + product + bias` in float32 (`step_input` is
 the input's product, `product` the recurrent one, in the compute dtype on the fused path; the
-bias is added here rather than to a float32 copy of every step's input product, which on an
-H200 cost a 1.3 GB block a layer at 512 lanes, written, copied into a CUDA graph's inputs and
-converted back in the backward pass), the activations `i, f, o = sigmoid(...)`, `g = tanh(...)`,
-`memory = clip(f * memory_prev + i * g)`, `cell_output = o * tanh(memory)` in the compute dtype.
+bias is added here rather than to a float32 copy of every step's input product, which cost a
+1.3 GB block a layer at 512 lanes of the paper's biLM, written, copied into a CUDA graph's
+inputs and converted back in the backward pass; docs/performance.md has the profile), the
+activations `i, f, o = sigmoid(...)`, `g = tanh(...)`, `memory = clip(f * memory_prev + i * g)`,
+`cell_output = o * tanh(memory)` in the compute dtype.
 The activated gates are kept (float32) for the backward pass when asked.
 
 Backward (`gates_backward`): from the kept activations, `memory_prev`, the gradient of the
@@ -32,10 +33,12 @@ pre-activation gates (float32, and in the compute dtype for the next recurrent p
 `TRITON_INTERPRET=1` runs the kernels on CPU tensors (how CI tests them).
 """
 
-import os
 from typing import List, Optional, Tuple
 
 import torch
+
+from elmo_plugin.elmo.bilm.lstm.gate_math import step_gates
+from elmo_plugin.elmo.execution import devices
 
 try:
     import triton
@@ -43,14 +46,13 @@ try:
 except ImportError:  # the allennlp-2.10 profile's torch 1.12 has no Triton
     triton = None
 
-INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 BLOCK_SIZE = 1024
 
 
 def uses_triton(tensor: torch.Tensor) -> bool:
     """Whether the gate math of `tensor`'s steps runs as a Triton kernel: on CUDA, or on the
     CPU under `TRITON_INTERPRET=1`."""
-    return triton is not None and (tensor.is_cuda or INTERPRETED)
+    return devices.runs_triton(tensor, triton is not None)
 
 
 if triton is not None:
@@ -324,14 +326,9 @@ def _reference_forward(
     gates = product.float() + step_input.float()
     if bias is not None:
         gates = gates + bias
-    sigmoids = torch.sigmoid(gates[..., : 3 * memory.size(-1)])
-    candidate = torch.tanh(gates[..., 3 * memory.size(-1) :])
-    input_gate, forget_gate, output_gate = sigmoids.chunk(3, dim=-1)
-    new_memory = forget_gate * memory_prev + input_gate * candidate
-    if cell_clip:
-        new_memory = new_memory.clamp(-cell_clip, cell_clip)
+    new_memory, new_cell_output, sigmoids, candidate = step_gates(gates, memory_prev, cell_clip)
     memory.copy_(new_memory)
-    cell_output.copy_(output_gate * torch.tanh(new_memory))
+    cell_output.copy_(new_cell_output)
     if kept is not None:
         kept.copy_(torch.cat([sigmoids, candidate], dim=-1))
 

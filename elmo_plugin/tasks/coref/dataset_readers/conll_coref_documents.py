@@ -28,7 +28,7 @@ import re
 from collections import defaultdict
 from typing import DefaultDict, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
-from elmo_plugin.text_files import quoted
+from elmo_plugin.embedding.text_files import quoted
 
 Mention = Tuple[int, int]
 """A mention: the document positions of its first and last word (both inclusive)."""

@@ -4,7 +4,6 @@ import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, MetadataField, TensorField, TextField
 from allennlp.data.instance import Instance
@@ -12,6 +11,8 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted, text_lines
 from elmo_plugin.tasks.coref.dataset_readers.conll_coref_documents import (
     CorefDocument,
     Mention,
@@ -25,7 +26,6 @@ from elmo_plugin.tasks.reading import (
     require_some,
     split_long,
 )
-from elmo_plugin.text_files import quoted, text_lines
 
 logger = logging.getLogger(__name__)
 

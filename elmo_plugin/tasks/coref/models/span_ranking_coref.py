@@ -1,8 +1,7 @@
-from typing import Any, Dict, List, Optional, Tuple, Union, cast
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union, cast
 
 import torch
 from allennlp.common import Lazy
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
@@ -10,7 +9,9 @@ from allennlp.modules.span_extractors import EndpointSpanExtractor
 from allennlp.nn import InitializerApplicator, util
 from overrides import overrides
 
-from elmo_plugin.elmo import ELMO_INDEXER_KEY, Elmo, elmo_layer_weight_metrics
+from elmo_plugin.elmo import ELMO_INDEXER_KEY, elmo_layer_weight_metrics
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.coref.metrics import Conll2012CorefScores, CorefMentionRecall
 from elmo_plugin.tasks.coref.models.factored_pair_layer import FactoredPairLayer
 from elmo_plugin.tasks.coref.models.sentence_layout import SentenceLayout
@@ -19,6 +20,26 @@ from elmo_plugin.tasks.float32_embedding import embed_in_float32
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 
 Span = Tuple[int, int]
+
+
+class _KeptSpans(NamedTuple):
+    """The spans that pruning keeps, `(batch_size, max_kept, ...)`, in document order."""
+
+    indices: torch.Tensor  # into the document's spans
+    flat_indices: torch.Tensor  # the same, batch-shifted and flat
+    mask: torch.Tensor  # false past each document's number kept
+    scores: torch.Tensor  # the mention scores
+    spans: torch.Tensor
+    embeddings: torch.Tensor
+
+
+class _Antecedents(NamedTuple):
+    """The candidate antecedents of each kept span: the kept spans just before it."""
+
+    offsets: torch.Tensor  # (1, num_antecedents): 1, 2, ..., each candidate's distance
+    indices: torch.Tensor  # (batch_size, max_kept, num_antecedents), into the kept spans
+    flat_indices: torch.Tensor  # the same, batch-shifted and flat
+    mask: torch.Tensor  # false for candidates before the first span and for padding spans
 
 
 @Model.register("span_ranking_coref")
@@ -222,6 +243,40 @@ class SpanRankingCoref(Model):
         span's `antecedent_indices`, -1 for none), `loss` with `span_labels`, `words` with
         metadata.
         """
+        mask, layout, word_counts = self._checked_layout(text, sentence_lengths)
+        embedded, contextual = self._embed_in_context(text, layout)
+        spans, span_mask, span_embeddings = self._span_embeddings(contextual, embedded, spans, mask)
+        mention_scores = self._mention_scorer(self._mention_feedforward(span_embeddings))
+        mention_scores = mention_scores.squeeze(-1)
+        kept = self._prune(spans, span_mask, span_embeddings, mention_scores, word_counts)
+        antecedents = self._nearest_antecedents(kept)
+        coreference_scores = self._coreference_scores(kept, antecedents)
+        predicted_antecedents = coreference_scores.argmax(dim=-1) - 1
+        predicted_antecedents = torch.where(
+            kept.mask, predicted_antecedents, torch.full_like(predicted_antecedents, -1)
+        )
+        top_spans = torch.where(
+            kept.mask.unsqueeze(-1), kept.spans, torch.full_like(kept.spans, -1)
+        )
+        output: Dict[str, Any] = {
+            "top_spans": top_spans,
+            "antecedent_indices": antecedents.indices,
+            "predicted_antecedents": predicted_antecedents,
+        }
+        if span_labels is not None:
+            output["loss"] = _loss(coreference_scores, span_labels, kept, antecedents)
+
+        if metadata is not None:
+            output["words"] = [entry.get("words") for entry in metadata]
+            if all("clusters" in entry for entry in metadata):
+                self._update_metrics(output, metadata)
+        return output
+
+    def _checked_layout(
+        self, text: TextFieldTensors, sentence_lengths: torch.Tensor
+    ) -> Tuple[torch.Tensor, SentenceLayout, torch.Tensor]:
+        """The word mask, the sentence layout and each document's number of words; a
+        `ValueError` when the sentence lengths do not cover the words."""
         mask = util.get_text_field_mask(text)
         num_words = mask.size(1)
         layout = SentenceLayout(sentence_lengths, num_words)
@@ -231,7 +286,13 @@ class SpanRankingCoref(Model):
                 f"the sentence lengths cover {layout.word_mask.sum(dim=1).tolist()} words of "
                 f"documents of {word_counts.tolist()} words"
             )
+        return mask, layout, word_counts
 
+    def _embed_in_context(
+        self, text: TextFieldTensors, layout: SentenceLayout
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The word embeddings (after lexical dropout) and the context layer's outputs, both
+        `(batch_size, num_words, ...)`; ELMo and the context layer run sentence by sentence."""
         elmo_input = dict(text)
         if ELMO_INDEXER_KEY in text:
             # The biLM reads one sentence a row (as it was trained; its cache keys sentences).
@@ -246,7 +307,17 @@ class SpanRankingCoref(Model):
         if placed.input is not None:
             sentence_input = torch.cat([sentence_input, placed.input], dim=-1)
         contextual = layout.to_documents(self._context_layer(sentence_input, layout.mask))
+        return embedded, contextual
 
+    def _span_embeddings(
+        self,
+        contextual: torch.Tensor,
+        embedded: torch.Tensor,
+        spans: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The spans with their padding (-1) set to 0, the span mask, and each span's
+        representation `[x*_start; x*_end; phi(width); x^]`, `(batch_size, num_spans, span_dim)`."""
         span_mask = spans[:, :, 0] >= 0
         spans = torch.relu(spans.long())
         widest = int((spans[:, :, 1] - spans[:, :, 0]).max()) + 1 if spans.numel() else 0
@@ -264,83 +335,84 @@ class SpanRankingCoref(Model):
             ],
             dim=-1,
         )
-        mention_scores = self._mention_scorer(self._mention_feedforward(span_embeddings))
-        mention_scores = mention_scores.squeeze(-1)
+        return spans, span_mask, span_embeddings
 
-        # Prune: spans_per_word of each document's words (at most its number of spans).
+    def _prune(
+        self,
+        spans: torch.Tensor,
+        span_mask: torch.Tensor,
+        span_embeddings: torch.Tensor,
+        mention_scores: torch.Tensor,
+        word_counts: torch.Tensor,
+    ) -> _KeptSpans:
+        """The best-scoring spans, `spans_per_word` of each document's words (at most its
+        number of spans), in document order."""
         num_kept = torch.minimum(
             torch.floor(word_counts.float() * self._spans_per_word).long().clamp(min=1),
             span_mask.sum(dim=1).clamp(min=1),
         )
         top_scores, top_mask, top_indices = util.masked_topk(
-            mention_scores, cast(torch.BoolTensor, span_mask), cast(torch.LongTensor, num_kept)
+            cast(torch.FloatTensor, mention_scores),
+            cast(torch.BoolTensor, span_mask),
+            cast(torch.LongTensor, num_kept),
         )
         flat_top_indices = util.flatten_and_batch_shift_indices(top_indices, spans.size(1))
-        top_spans = _gather(spans, top_indices, flat_top_indices)
-        top_embeddings = _gather(span_embeddings, top_indices, flat_top_indices)
+        return _KeptSpans(
+            indices=top_indices,
+            flat_indices=flat_top_indices,
+            mask=top_mask,
+            scores=top_scores,
+            spans=_gather(spans, top_indices, flat_top_indices),
+            embeddings=_gather(span_embeddings, top_indices, flat_top_indices),
+        )
 
-        # Each kept span's antecedents: the max_antecedents kept spans just before it.
-        max_kept = top_indices.size(1)
+    def _nearest_antecedents(self, kept: _KeptSpans) -> _Antecedents:
+        """Each kept span's antecedents: the `max_antecedents` kept spans just before it."""
+        max_kept = kept.indices.size(1)
         num_antecedents = min(self._max_antecedents, max_kept)
-        device = top_indices.device
+        device = kept.indices.device
         offsets = torch.arange(1, num_antecedents + 1, device=device).unsqueeze(0)
         raw_indices = torch.arange(max_kept, device=device).unsqueeze(1) - offsets
         # Shape: (batch_size, max_kept, num_antecedents)
-        antecedent_mask = (raw_indices >= 0).unsqueeze(0) & top_mask.unsqueeze(-1)
+        antecedent_mask = (raw_indices >= 0).unsqueeze(0) & kept.mask.unsqueeze(-1)
         antecedent_indices = (
-            raw_indices.clamp(min=0).unsqueeze(0).expand(top_indices.size(0), -1, -1)
+            raw_indices.clamp(min=0).unsqueeze(0).expand(kept.indices.size(0), -1, -1)
         )
         flat_antecedent_indices = util.flatten_and_batch_shift_indices(antecedent_indices, max_kept)
+        return _Antecedents(
+            offsets=offsets,
+            indices=antecedent_indices,
+            flat_indices=flat_antecedent_indices,
+            mask=antecedent_mask,
+        )
+
+    def _coreference_scores(self, kept: _KeptSpans, antecedents: _Antecedents) -> torch.Tensor:
+        """`s(i, j)` for each kept span and its antecedents, masked ones at the dtype's minimum,
+        after a 0 for the dummy antecedent: `(batch_size, max_kept, 1 + num_antecedents)`."""
         antecedent_mention_scores = _gather(
-            top_scores.unsqueeze(-1), antecedent_indices, flat_antecedent_indices
+            kept.scores.unsqueeze(-1), antecedents.indices, antecedents.flat_indices
         ).squeeze(-1)
         # Shape: (num_antecedents, feature_size), the same for every span
         distance = self._distance_embedding(
-            util.bucket_values(offsets.squeeze(0), num_total_buckets=self._num_distance_buckets)
+            util.bucket_values(
+                antecedents.offsets.squeeze(0), num_total_buckets=self._num_distance_buckets
+            )
         )
-        pair_hidden = self._pair_layer(top_embeddings, antecedent_indices, distance)
+        pair_hidden = self._pair_layer(kept.embeddings, antecedents.indices, distance)
         pair_hidden = self._pair_dropout(torch.relu(pair_hidden))
         pair_scores = self._antecedent_scorer(self._antecedent_feedforward(pair_hidden))
         pair_scores = pair_scores.squeeze(-1)
-        antecedent_scores = pair_scores + top_scores.unsqueeze(-1) + antecedent_mention_scores
+        antecedent_scores = pair_scores + kept.scores.unsqueeze(-1) + antecedent_mention_scores
         antecedent_scores = util.replace_masked_values(
             antecedent_scores,
-            cast(torch.BoolTensor, antecedent_mask),
+            cast(torch.BoolTensor, antecedents.mask),
             util.min_value_of_dtype(antecedent_scores.dtype),
         )
         # Shape: (batch_size, max_kept, 1 + num_antecedents); the dummy antecedent first.
-        coreference_scores = torch.cat(
+        return torch.cat(
             [antecedent_scores.new_zeros(*antecedent_scores.shape[:2], 1), antecedent_scores],
             dim=-1,
         )
-        predicted_antecedents = coreference_scores.argmax(dim=-1) - 1
-        predicted_antecedents = torch.where(
-            top_mask, predicted_antecedents, torch.full_like(predicted_antecedents, -1)
-        )
-        top_spans = torch.where(top_mask.unsqueeze(-1), top_spans, torch.full_like(top_spans, -1))
-        output: Dict[str, Any] = {
-            "top_spans": top_spans,
-            "antecedent_indices": antecedent_indices,
-            "predicted_antecedents": predicted_antecedents,
-        }
-
-        if span_labels is not None:
-            top_labels = _gather(span_labels.unsqueeze(-1), top_indices, flat_top_indices)
-            antecedent_labels = _gather(
-                top_labels, antecedent_indices, flat_antecedent_indices
-            ).squeeze(-1)
-            top_labels = top_labels.squeeze(-1)
-            gold = (antecedent_labels == top_labels.unsqueeze(-1)) & (top_labels >= 0).unsqueeze(-1)
-            gold = gold & antecedent_mask
-            # The dummy is the gold antecedent of a span without one in its cluster.
-            gold = torch.cat([~gold.any(dim=-1, keepdim=True), gold], dim=-1)
-            output["loss"] = -marginal_log_likelihood(coreference_scores, gold, top_mask)
-
-        if metadata is not None:
-            output["words"] = [entry.get("words") for entry in metadata]
-            if all("clusters" in entry for entry in metadata):
-                self._update_metrics(output, metadata)
-        return output
 
     def _attended_heads(
         self, contextual: torch.Tensor, embedded: torch.Tensor, spans: torch.Tensor
@@ -424,6 +496,26 @@ def _gather(
     return util.batched_index_select(
         target, cast(torch.LongTensor, indices), cast(Optional[torch.LongTensor], flat_indices)
     )
+
+
+def _loss(
+    coreference_scores: torch.Tensor,
+    span_labels: torch.Tensor,
+    kept: _KeptSpans,
+    antecedents: _Antecedents,
+) -> torch.Tensor:
+    """The negative marginal log-likelihood of each kept span's gold antecedents: its candidates
+    in its gold cluster, or the dummy when there are none."""
+    top_labels = _gather(span_labels.unsqueeze(-1), kept.indices, kept.flat_indices)
+    antecedent_labels = _gather(top_labels, antecedents.indices, antecedents.flat_indices).squeeze(
+        -1
+    )
+    top_labels = top_labels.squeeze(-1)
+    gold = (antecedent_labels == top_labels.unsqueeze(-1)) & (top_labels >= 0).unsqueeze(-1)
+    gold = gold & antecedents.mask
+    # The dummy is the gold antecedent of a span without one in its cluster.
+    gold = torch.cat([~gold.any(dim=-1, keepdim=True), gold], dim=-1)
+    return -marginal_log_likelihood(coreference_scores, gold, kept.mask)
 
 
 def marginal_log_likelihood(

@@ -2,7 +2,6 @@ from typing import Any, Dict, List, Optional, Tuple, cast
 
 import spacy
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
@@ -10,8 +9,9 @@ from allennlp.models import Model
 from allennlp.predictors import Predictor
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted
 from elmo_plugin.tasks.predictor_inputs import json_object_line
-from elmo_plugin.text_files import quoted
 
 
 @Predictor.register("coref_clusters")

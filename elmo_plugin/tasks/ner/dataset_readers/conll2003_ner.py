@@ -1,7 +1,6 @@
 import logging
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Union, cast
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, MetadataField, SequenceLabelField, TextField
 from allennlp.data.instance import Instance
@@ -9,7 +8,9 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from overrides import overrides
 
-from elmo_plugin.text_files import quoted, text_lines
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted, text_lines
+from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -17,7 +18,6 @@ from elmo_plugin.tasks.reading import (
     require_some,
     split_long,
 )
-from elmo_plugin.tasks.ner.tag_schemes import TAG_SCHEMES, iob1_to_scheme
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 
 import torch
 from allennlp.common import Lazy
-from allennlp.common.checks import ConfigurationError, check_dimensions_match
+from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.data.dataset_readers.dataset_utils.span_utils import (
     TypedStringSpan,
@@ -22,11 +22,12 @@ from allennlp.training.metrics import SpanBasedF1Measure
 from overrides import overrides
 
 from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.decoded_paths import decoded_paths_to_one_hot
+from elmo_plugin.tasks.float32_embedding import embed_in_float32
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
 from elmo_plugin.tasks.ner.tag_schemes import bioul_to_bio
-from elmo_plugin.tasks.float32_embedding import embed_in_float32
 
 _SCHEME_PREFIXES = {"BIO": {"B", "I"}, "BIOUL": {"B", "I", "L", "U"}}
 

@@ -1,15 +1,13 @@
 from typing import List
 
 import spacy
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
-from elmo_plugin.tasks.predictor_inputs import json_object_line
-from elmo_plugin.text_files import quoted
+from elmo_plugin.tasks.predictor_inputs import json_object_line, sentence_or_tokens
 
 _OUTPUT_KEYS = ("tokens", "tags", "spans")
 
@@ -54,29 +52,10 @@ class ConllNerPredictor(Predictor):
 
     @overrides
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        return self._dataset_reader.text_to_instance(self._tokens(json_dict))
-
-    def _tokens(self, json_dict: JsonDict) -> List[str]:
-        if "tokens" in json_dict:
-            tokens = json_dict["tokens"]
-            if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-                raise ConfigurationError(
-                    f"'tokens' must be a list of strings, got {quoted(tokens)}"
-                )
-        elif "sentence" in json_dict:
-            if not isinstance(json_dict["sentence"], str):
-                raise ConfigurationError(
-                    f"'sentence' must be a string, got {quoted(json_dict['sentence'])}"
-                )
-            tokens = [token.text for token in self._tokenizer(json_dict["sentence"])]
-            tokens = [token for token in tokens if token.strip()]
-        else:
-            raise ConfigurationError(
-                f"expected a 'sentence' string or a 'tokens' list, got keys {sorted(json_dict)}"
-            )
-        if not tokens:
-            raise ConfigurationError(f"no tokens to tag in {quoted(json_dict)}")
-        return tokens
+        tokens = sentence_or_tokens(
+            json_dict, self._tokenizer, "tag", drop_blank_given_tokens=False
+        )
+        return self._dataset_reader.text_to_instance(tokens)
 
     @overrides
     def predict_instance(self, instance: Instance) -> JsonDict:

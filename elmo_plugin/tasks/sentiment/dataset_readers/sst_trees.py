@@ -13,7 +13,6 @@ from typing import (
     cast,
 )
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, LabelField, MetadataField, SpanField, TextField
 from allennlp.data.instance import Instance
@@ -22,7 +21,8 @@ from allennlp.data.tokenizers import Token
 from overrides import overrides
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY
-from elmo_plugin.text_files import quoted, text_lines
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -225,7 +225,8 @@ class SstTreesReader(DatasetReader):
         """Adds the sentence `words` around the phrase `words[start:start + length]`: a window
         of at most `max_sentence_length` words that holds the phrase. The phrases of a window
         share its field, `contexts[first word]`: one copy of its ELMo ids, not one a phrase
-        (a copy a phrase took 16.7 GB for SST's training phrases)."""
+        (a copy a phrase took many times the memory for SST's training phrases;
+        docs/sentiment.md has the figure)."""
         limit = self.max_sentence_length or len(words)
         begin = max(0, min(start, len(words) - limit))
         if begin not in contexts:

@@ -2,17 +2,23 @@ from typing import Any, Dict, List, Optional, Union, cast
 
 import torch
 from allennlp.common import Lazy
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import FeedForward, Maxout, Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
-from allennlp.nn.util import get_text_field_mask, masked_max, masked_mean, masked_softmax
-from allennlp.nn.util import weighted_sum
+from allennlp.nn.util import (
+    get_text_field_mask,
+    masked_max,
+    masked_mean,
+    masked_softmax,
+    weighted_sum,
+)
 from allennlp.training.metrics import CategoricalAccuracy
 from overrides import overrides
 
-from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.elmo_places import ElmoPlaces
 from elmo_plugin.tasks.float32_embedding import embed_in_float32
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim

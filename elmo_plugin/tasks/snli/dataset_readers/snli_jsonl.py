@@ -2,14 +2,14 @@ import json
 import logging
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, cast
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, LabelField, MetadataField, TextField
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer, WhitespaceTokenizer
 from overrides import overrides
 
-from elmo_plugin.text_files import lone_surrogate, quoted, text_lines
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import lone_surrogate, quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,

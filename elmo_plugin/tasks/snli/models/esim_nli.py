@@ -18,10 +18,11 @@ from allennlp.nn.util import (
 from allennlp.training.metrics import CategoricalAccuracy
 from overrides import overrides
 
-from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.elmo_places import ElmoPlaces
-from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.float32_embedding import embed_in_float32
+from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 
 
 @Model.register("esim_nli")

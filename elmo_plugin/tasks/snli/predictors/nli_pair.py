@@ -1,13 +1,13 @@
 from typing import List
 
 import numpy
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.data.fields import LabelField
 from allennlp.predictors import Predictor
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.predictor_inputs import json_object_line
 
 # Accepted input keys for each sentence, first match wins.

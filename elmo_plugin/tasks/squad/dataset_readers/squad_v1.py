@@ -3,7 +3,6 @@ import logging
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import IndexField, MetadataField, TextField
@@ -11,7 +10,8 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer
 from overrides import overrides
 
-from elmo_plugin.text_files import lone_surrogate, quoted
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import lone_surrogate, quoted
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     check_data_file,
@@ -19,8 +19,8 @@ from elmo_plugin.tasks.reading import (
     require_some,
     truncate_long,
 )
-from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 from elmo_plugin.tasks.squad.dataset_readers.spacy_rules_tokenizer import SpacyRulesTokenizer
+from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 
 logger = logging.getLogger(__name__)
 

@@ -17,12 +17,13 @@ from allennlp.nn.util import (
 from allennlp.training.metrics import BooleanAccuracy, CategoricalAccuracy
 from overrides import overrides
 
-from elmo_plugin.elmo import Elmo, elmo_layer_weight_metrics
+from elmo_plugin.elmo import elmo_layer_weight_metrics
+from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.elmo_places import ElmoPlaces, PlacedElmo
+from elmo_plugin.tasks.float32_embedding import embed_in_float32
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
 from elmo_plugin.tasks.squad.metrics.squad_v1_em_f1 import SquadV1EmF1
 from elmo_plugin.tasks.squad.models.span_decoding import best_span
-from elmo_plugin.tasks.float32_embedding import embed_in_float32
 
 
 @Model.register("bidaf_rc")

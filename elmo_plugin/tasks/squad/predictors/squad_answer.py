@@ -1,11 +1,11 @@
 from typing import List, cast
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.tasks.predictor_inputs import json_object_line
 from elmo_plugin.tasks.squad.dataset_readers.squad_v1 import SquadV1Reader
 

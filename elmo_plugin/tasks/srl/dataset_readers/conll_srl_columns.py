@@ -2,17 +2,17 @@ import logging
 import re
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from overrides import overrides
 
-from elmo_plugin.text_files import quoted, text_lines
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted, text_lines
 from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
-    check_data_file,
     LongSkipper,
+    check_data_file,
     require_some,
 )
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import (

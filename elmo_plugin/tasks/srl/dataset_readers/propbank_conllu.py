@@ -5,9 +5,8 @@ column per predicate (12 ...), argument labels on the arguments' syntactic head 
 
 from typing import Iterable, Iterator, List, Optional
 
-from allennlp.common.checks import ConfigurationError
-
-from elmo_plugin.text_files import quoted
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted
 
 NUM_CONLLU_COLUMNS = 10
 PREDICATE_COLUMN = 10  # 0-based: the 11th column

@@ -1,14 +1,14 @@
 from typing import TYPE_CHECKING, List, Optional, cast
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.embedding.text_files import quoted
 from elmo_plugin.tasks.predictor_inputs import json_object_line
-from elmo_plugin.text_files import quoted
 from elmo_plugin.tasks.srl.tags import OUTSIDE_TAG
 
 if TYPE_CHECKING:

@@ -1,0 +1,74 @@
+"""
+The core's house, drawn from its imports: at most six rooms at the top of `elmo_plugin.elmo`,
+imports between them flowing one way (each room imports only rooms before it in `ROOMS`), no
+file over 400 lines, and the device decided in few files.
+"""
+
+import ast
+import re
+from pathlib import Path
+from typing import Dict, Set
+
+from tests.paths import PROJECT_ROOT
+
+CORE = PROJECT_ROOT / "elmo_plugin" / "elmo"
+# Lowest first: a room may import the rooms before it, never one after it.
+ROOMS = ["errors", "execution", "bilm", "formats", "modules"]
+MAX_LINES = 400
+DEVICE_CHECK = re.compile(r"\.is_cuda\b|device\.type\s*[!=]=|cuda\.is_available\(")
+
+
+def _room(path: Path) -> str:
+    return path.relative_to(CORE).parts[0].removesuffix(".py")
+
+
+def _room_imports() -> Dict[str, Set[str]]:
+    arrows: Dict[str, Set[str]] = {}
+    for path in CORE.rglob("*.py"):
+        if path.parent == CORE and path.name == "__init__.py":
+            continue  # the core's public names, gathered from every room
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[:2] == ["elmo_plugin", "elmo"] and len(parts) > 2:
+                    arrows.setdefault(_room(path), set()).add(parts[2])
+    return arrows
+
+
+def test_the_core_has_at_most_six_rooms():
+    rooms = {_room(p) for p in CORE.iterdir() if p.name != "__init__.py"} - {"__pycache__"}
+    assert rooms == set(ROOMS) and len(rooms) <= 6
+
+
+def test_imports_between_rooms_flow_one_way():
+    back = [
+        f"{room} -> {target}"
+        for room, targets in _room_imports().items()
+        for target in targets
+        if target != room and ROOMS.index(target) > ROOMS.index(room)
+    ]
+    assert not back
+
+
+def test_no_core_file_is_over_400_lines():
+    long = [
+        f"{path.relative_to(CORE)}: {n}"
+        for path in CORE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    ]
+    assert not long
+
+
+def test_the_device_is_decided_in_at_most_three_library_files():
+    library = PROJECT_ROOT / "elmo_plugin"
+    deciding = sorted(
+        str(path.relative_to(library))
+        for path in library.rglob("*.py")
+        if DEVICE_CHECK.search(path.read_text(encoding="utf-8"))
+    )
+    assert len(deciding) <= 3, deciding
