@@ -3,6 +3,8 @@
 import io
 import json
 import logging
+import shutil
+from pathlib import Path
 
 import h5py
 import numpy
@@ -279,3 +281,29 @@ def test_the_default_is_the_shipped_bilm():
     vectors = ElmoEmbedder().embed_sentence(["Hello", "world"])
     assert vectors.shape == (3, 2, 256) and vectors.dtype == numpy.float32
     assert elmo_plugin.ElmoEmbedder is ElmoEmbedder and "ElmoEmbedder" in elmo_plugin.__all__
+
+
+def test_an_options_file_alone_is_refused_not_given_random_weights(elmo_options):
+    with pytest.raises(ConfigurationError, match=r"needs its weight_file.*random.*original"):
+        ElmoEmbedder(elmo_options)
+    with pytest.raises(ConfigurationError, match=r"needs its weight_file.*random.*original"):
+        ElmoEmbedder(elmo_options, None)
+
+
+def test_a_folder_holding_an_export_is_a_whole_bilm(tmp_path, elmo_options, elmo_weights):
+    shutil.copy(elmo_options, tmp_path / "options.json")
+    shutil.copy(elmo_weights, tmp_path / "weights.hdf5")
+    sentence = ["Hello", "world"]
+    expected = ElmoEmbedder(elmo_options, elmo_weights).embed_sentence(sentence)
+    numpy.testing.assert_array_equal(ElmoEmbedder(tmp_path).embed_sentence(sentence), expected)
+    with pytest.raises(ConfigurationError, match="brings its own weights"):
+        ElmoEmbedder(str(tmp_path), elmo_weights)
+
+
+def test_paths_and_numpy_layer_indices_are_taken(elmo_options, elmo_weights):
+    embedder = ElmoEmbedder(Path(elmo_options), Path(elmo_weights))
+    by_list = embedder.embed([["a", "b"]], layers=[0, 2])
+    by_array = embedder.embed([["a", "b"]], layers=numpy.array([0, 2]))
+    numpy.testing.assert_array_equal(by_array, by_list)
+    with pytest.raises(ConfigurationError, match="layers must be one of"):
+        embedder.embed([["a"]], layers=numpy.array([[0, 1]]))

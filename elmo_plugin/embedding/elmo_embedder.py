@@ -6,6 +6,7 @@ It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
 `elmo_plugin.embedding.embeddings_file`; nothing of it is registered.
 """
 
+import os
 from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 import numpy
@@ -14,6 +15,7 @@ import torch
 from elmo_plugin.elmo import ElmoBiLm, batch_to_ids, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
+from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.package_files import SCHEME, SHIPPED_BILM
 from elmo_plugin.elmo.formats.published_models import PREFIX, PUBLISHED_MODELS
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
@@ -24,10 +26,16 @@ DEFAULT_WEIGHT_FILE = f"{SHIPPED_BILM}/weights.hdf5"
 DEFAULT_BATCH_SIZE = 64
 # Token positions (rows times the longest row, <S> and </S> included) of one biLM run.
 DEFAULT_MAX_TOKENS = 4096
-LAYER_CHOICES = ("average", "top", "all")
+# What `embed`'s `layers` names pick from a sentence's `(L + 1, n, dim)` layers.
+_LAYER_PICKS = {
+    "average": lambda stacked: stacked.mean(axis=0),
+    "top": lambda stacked: stacked[-1],
+    "all": lambda stacked: stacked,
+}
+LAYER_CHOICES = tuple(_LAYER_PICKS)
 
 Sentence = List[str]
-Layers = Union[str, Sequence[int]]
+Layers = Union[str, Sequence[int], numpy.ndarray]
 
 
 class ElmoEmbedder:
@@ -53,12 +61,14 @@ class ElmoEmbedder:
 
     # Parameters
 
-    options_file : `str`, optional (default = the shipped biLM's)
-        bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`, or the short
-        name of a biLM AllenNLP published (`"original"`, `"small"`, ...: the names of
-        `elmo_plugin.elmo.formats.published_models`), whose two files are then downloaded once.
-    weight_file : `str`, optional (default = the shipped biLM's)
-        bilm-tf `weights.hdf5`; leave it out with a published biLM's name.
+    options_file : `str` or `os.PathLike`, optional (default = the shipped biLM's)
+        bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`; or a whole biLM:
+        the short name of one AllenNLP published (`"original"`, `"small"`, ...: the names of
+        `elmo_plugin.elmo.formats.published_models`), whose two files are then downloaded
+        once, or a folder holding `options.json` and `weights.hdf5` (an `elmo-export`).
+    weight_file : `str` or `os.PathLike`, optional
+        bilm-tf `weights.hdf5`: needed with an options file (but the shipped biLM's), left out
+        with a whole biLM.
     cuda_device : `int`, optional (default = `-1`)
         The GPU to run on; `-1` for the CPU.
     max_tokens : `int`, optional (default = `4096`)
@@ -69,8 +79,8 @@ class ElmoEmbedder:
 
     def __init__(
         self,
-        options_file: str = DEFAULT_OPTIONS_FILE,
-        weight_file: str = DEFAULT_WEIGHT_FILE,
+        options_file: Union[str, "os.PathLike[str]"] = DEFAULT_OPTIONS_FILE,
+        weight_file: Union[None, str, "os.PathLike[str]"] = None,
         cuda_device: int = -1,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
@@ -269,17 +279,34 @@ def embed_file(
     return embedder.embed_file(input_file, output_file, output_format, batch_size)
 
 
-def _bilm_files(options_file: str, weight_file: str) -> Tuple[str, str]:
-    """The two files, a published biLM's short name made into its `elmo_plugin://` names."""
-    if options_file not in PUBLISHED_MODELS:
-        return options_file, weight_file
-    if weight_file != DEFAULT_WEIGHT_FILE:
+def _bilm_files(
+    options_file: Union[str, "os.PathLike[str]"],
+    weight_file: Union[None, str, "os.PathLike[str]"],
+) -> Tuple[str, str]:
+    """The biLM's two files from `ElmoEmbedder`'s arguments: a published biLM's short name, a
+    folder holding an export (`options.json` and `weights.hdf5`), or the two files; the weights
+    may be left out only where the options name them (the shipped biLM, a name, a folder)."""
+    options, weights = os.fspath(options_file), (
+        None if weight_file is None else os.fspath(weight_file)
+    )
+    if options in PUBLISHED_MODELS or os.path.isdir(options):
+        if weights is not None:
+            raise ConfigurationError(
+                f"options_file {options!r} names a whole biLM, which brings its own weights; "
+                f"leave out weight_file (got {weights!r})"
+            )
+        if options in PUBLISHED_MODELS:
+            options = f"{SCHEME}{PREFIX}{options}"
+        return f"{options}/{OPTIONS_NAME}", f"{options}/{WEIGHTS_NAME}"
+    if weights is None and options == DEFAULT_OPTIONS_FILE:
+        return options, DEFAULT_WEIGHT_FILE
+    if weights is None:
         raise ConfigurationError(
-            f"options_file {options_file!r} names a published biLM, which brings its own "
-            f"weights; leave out weight_file (got {weight_file!r})"
+            f"options_file {options!r} needs its weight_file (bilm-tf weights.hdf5): without it "
+            "the biLM's weights would be random. Name both files, a folder holding both, or a "
+            f"published biLM by name ({', '.join(sorted(PUBLISHED_MODELS))})"
         )
-    published = f"{SCHEME}{PREFIX}{options_file}"
-    return f"{published}/options.json", f"{published}/weights.hdf5"
+    return options, weights
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -327,19 +354,17 @@ def _chunks(batch: List[Sentence], max_tokens: int) -> Iterator[List[Sentence]]:
 
 
 def _layer_picker(layers: Layers, num_layers: int):
-    if layers == "average":
-        return lambda stacked: stacked.mean(axis=0)
-    if layers == "top":
-        return lambda stacked: stacked[-1]
-    if layers == "all":
-        return lambda stacked: stacked
+    if isinstance(layers, numpy.ndarray) and layers.ndim == 1 and layers.dtype.kind in "iu":
+        layers = layers.tolist()  # layer indices as numpy gives them
+    if isinstance(layers, str) and layers in _LAYER_PICKS:
+        return _LAYER_PICKS[layers]
     if (
         isinstance(layers, (list, tuple))
         and layers
-        and all(isinstance(i, int) and not isinstance(i, bool) for i in layers)
+        and all(isinstance(i, (int, numpy.integer)) and not isinstance(i, bool) for i in layers)
         and all(-num_layers <= i < num_layers for i in layers)
     ):
-        indices = list(layers)
+        indices = [int(i) for i in layers]
         return lambda stacked: stacked[indices]
     raise ConfigurationError(
         f"layers must be one of {LAYER_CHOICES} or a non-empty list of layer indices in "
