@@ -7,6 +7,7 @@ same arguments (`add_arguments`) and `--archive` besides.
 import argparse
 from typing import List, Optional
 
+from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
 from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
@@ -60,7 +61,7 @@ def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
     refuse_overwriting(args.output_file, inputs)
 
 
-def embed(args: argparse.Namespace, bilm=None) -> None:
+def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
     """Embeds as `args` say, with `bilm` when given (an archive's), else the options file's."""
     if bilm is None:
         bilm = load_bilm(args.options_file, args.weight_file)
