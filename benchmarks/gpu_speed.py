@@ -67,7 +67,7 @@ WINDOW = 20
 PAPER_CONFIG = os.path.join(
     os.path.dirname(os.path.abspath(__file__)),
     "..",
-    "elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet",
+    "training_configs/bilm/bilm_elmo_original.jsonnet",
 )
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cudaGraphLaunch")
 

@@ -4,7 +4,7 @@ real training set (../shared/data/conll2003/train.txt):
 
     python benchmarks/ner_epoch_speed.py --sentences 2000 --runs 3
 
-Each run builds the model of `elmo_plugin/training_configs/ner/ner_baseline.jsonnet` or
+Each run builds the model of `training_configs/ner/ner_baseline.jsonnet` or
 `ner_elmo.jsonnet` (whose `elmo` embedder has the frozen-biLM activation cache on) and
 trains it for two epochs with the configs' optimizer, batching and gradient clipping (no
 validation). Epoch 1 of `+elmo` runs the biLM and fills the cache; epoch 2 reads the cache.
@@ -36,7 +36,7 @@ from allennlp.data.samplers import BucketBatchSampler
 import elmo_plugin.tasks.ner  # noqa: F401
 from common import ROOT, header, shared_data, timed_training_epochs, write_random_bilm
 
-CONFIGS = os.path.join(ROOT, "elmo_plugin", "training_configs", "ner")
+CONFIGS = os.path.join(ROOT, "training_configs", "ner")
 FIXTURE_BILM = (
     os.path.join(ROOT, "fixtures", "elmo", "options.json"),
     os.path.join(ROOT, "fixtures", "elmo", "lm_weights.hdf5"),

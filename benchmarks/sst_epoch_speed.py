@@ -32,7 +32,7 @@ from common import (
     timed_training_epochs,
 )
 
-CONFIG = os.path.join(ROOT, "elmo_plugin", "training_configs", "sentiment", "sst_elmo.jsonnet")
+CONFIG = os.path.join(ROOT, "training_configs", "sentiment", "sst_elmo.jsonnet")
 VARIANTS = {"in context": True, "alone": False}
 
 

@@ -1,22 +1,27 @@
 """
-Lets jsonnet configs anywhere `import "elmo_plugin/training_configs/..."`: our config blocks and
-task configs, resolved inside the installed package, from Python (`Params.from_file`,
-`train_model_from_file`, a notebook) as in the `allennlp` command; and lets a packaged config be
-named as `elmo_plugin://training_configs/<task>/<config>.jsonnet` wherever AllenNLP takes a
-config file (`allennlp train elmo_plugin://training_configs/ner/ner_elmo.jsonnet ...`).
+Lets jsonnet configs anywhere `import "elmo_plugin/..."`: our config blocks and task configs
+(`elmo_plugin/training_configs/...`) and the shipped biLM's files, resolved inside the installed
+package, from Python (`Params.from_file`, `train_model_from_file`, a notebook) as in the
+`allennlp` command; and lets a packaged config be named as
+`elmo_plugin://training_configs/<task>/<config>.jsonnet` wherever AllenNLP takes a config file
+(`allennlp train elmo_plugin://training_configs/ner/ner_elmo.jsonnet ...`).
 
 Why a wrapper, and why on `import elmo_plugin`: AllenNLP evaluates configs with `_jsonnet`'s
 `evaluate_file`, which finds an import next to the importing file or in the `jpathdir`
 directories its caller names; AllenNLP names none, reads no setting that would add one (the
-jsonnet binding ignores `JSONNET_PATH`) and offers no import callback. So the one place to add
-a directory is the `evaluate_file` (and `evaluate_snippet`, for overrides) that
-`allennlp.common.params` calls: `enable_config_imports` wraps those two names in that module to
-pass the directory holding the installed `elmo_plugin` as a library directory, with the
-lowest priority. That changes jsonnet evaluation and nothing else of the process (no
-environment variable, import hook, `sys.path` or logging), and within it only imports that
-would have failed: jsonnet tries the importing file's directory first, so every config that
-loaded before loads the same. `import elmo_plugin` calls it, as the issue's users expect blocks
-to resolve after the one import that registers them; it is idempotent.
+jsonnet binding ignores `JSONNET_PATH`) and passes no import callback. A library directory
+cannot serve: the configs are the clone's top-level `training_configs/`, installed as the
+package `elmo_plugin.training_configs` (setup.py), so in a clone or an editable install no
+folder holds `elmo_plugin/training_configs/`. So `enable_config_imports` wraps the
+`evaluate_file` and `evaluate_snippet` (for overrides) that `allennlp.common.params` calls to
+pass an import callback that looks where jsonnet looks, in jsonnet's order (the importing
+file's directory, then the caller's library directories, right-most first), and only then in
+the package. That changes jsonnet evaluation and nothing else of the process (no environment
+variable, import hook, `sys.path` or logging), and within it only imports that would have
+failed, so every config that loaded before loads the same; it also gives the external variable
+`ELMO_PLUGIN_DATA` that the packaged configs' data paths read (`elmo_plugin.data_paths`).
+`import elmo_plugin` calls it, as users expect blocks to resolve after the one import that
+registers them; it is idempotent.
 
 The same way, `Params.from_file` passes its file name to the `cached_path` of that module, which
 knows no `elmo_plugin://` names: the wrapper maps those to the file in the installed package
@@ -26,18 +31,23 @@ and hands every other name on unchanged.
 import functools
 import glob
 import os
-from typing import Any, Callable, List, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 from allennlp.common import params
 
+from elmo_plugin.data_paths import with_data_variable
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import SCHEME, package_path
+from elmo_plugin.elmo.formats.package_files import (
+    CONFIGS,
+    PACKAGE,
+    SCHEME,
+    configs_directory,
+    package_path,
+)
 
-# The directory holding the `elmo_plugin` package (site-packages, or the clone's root).
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _EVALUATORS = ("evaluate_file", "evaluate_snippet")
-_MARK = "_elmo_plugin_library_dir"
-_CONFIGS = "training_configs"
+_MARK = "_elmo_plugin_imports"
+_PACKAGE_IMPORT = PACKAGE + "/"
 
 
 def enable_config_imports() -> None:
@@ -46,26 +56,56 @@ def enable_config_imports() -> None:
     for name in _EVALUATORS:
         evaluate = getattr(params, name)
         if not getattr(evaluate, _MARK, False):
-            setattr(params, name, _with_package_library_dir(evaluate))
+            setattr(params, name, _with_package_imports(evaluate))
     if not getattr(params.cached_path, _MARK, False):
         params.cached_path = _with_package_configs(params.cached_path)
 
 
-def _with_package_library_dir(evaluate: Callable[..., str]) -> Callable[..., str]:
+def _with_package_imports(evaluate: Callable[..., str]) -> Callable[..., str]:
     @functools.wraps(evaluate)
     def evaluate_with_package(*args: Any, **kwargs: Any) -> str:
-        kwargs["jpathdir"] = _library_dirs(kwargs.get("jpathdir"))
+        if kwargs.get("import_callback") is None:
+            library_dirs = _as_list(kwargs.pop("jpathdir", None))
+            kwargs["import_callback"] = functools.partial(import_file, library_dirs=library_dirs)
+        kwargs["ext_vars"] = with_data_variable(kwargs.get("ext_vars"))
         return evaluate(*args, **kwargs)
 
     setattr(evaluate_with_package, _MARK, True)
     return evaluate_with_package
 
 
-def _library_dirs(given: Union[None, str, List[str]]) -> Union[str, List[str]]:
-    """The caller's library directories after ours: jsonnet's right-most one wins."""
-    if given is None:
-        return PACKAGE_PARENT
-    return [PACKAGE_PARENT] + ([given] if isinstance(given, str) else list(given))
+def _as_list(jpathdir: Union[None, str, List[str]]) -> List[str]:
+    if jpathdir is None:
+        return []
+    return [jpathdir] if isinstance(jpathdir, str) else list(jpathdir)
+
+
+def import_file(directory: str, name: str, library_dirs: List[str]) -> Tuple[str, bytes]:
+    """jsonnet's import callback: the path and bytes of the file `name` imported from a file in
+    `directory`, found as jsonnet finds it, then (`elmo_plugin/...`) in the installed package."""
+    for path in _candidates(directory, name, library_dirs):
+        if os.path.isfile(path):
+            with open(path, "rb") as file:
+                return path, file.read()
+    raise RuntimeError(f"no match locally, in the library directories or in {PACKAGE}")
+
+
+def _candidates(directory: str, name: str, library_dirs: List[str]) -> List[str]:
+    if os.path.isabs(name):
+        return [name]
+    found = [os.path.join(directory, name)]
+    found += [os.path.join(library, name) for library in reversed(library_dirs)]
+    packaged = _packaged(name)
+    return found + ([packaged] if packaged else [])
+
+
+def _packaged(name: str) -> Optional[str]:
+    if not name.startswith(_PACKAGE_IMPORT):
+        return None
+    try:
+        return package_path(name[len(_PACKAGE_IMPORT) :])
+    except ConfigurationError:
+        return None
 
 
 def _with_package_configs(cached_path: Callable[..., str]) -> Callable[..., str]:
@@ -82,16 +122,17 @@ def _with_package_configs(cached_path: Callable[..., str]) -> Callable[..., str]
 
 def package_config(name: str) -> str:
     """The local path of the packaged config `elmo_plugin://training_configs/...`; another
-    name is an error that lists the task configs."""
+    name, or one that leaves the configs, is an error that lists the task configs."""
     relative = name[len(SCHEME) :]
-    local = package_path(relative)
-    if relative.startswith(_CONFIGS + "/") and os.path.isfile(local):
+    local = os.path.realpath(package_path(relative))
+    configs = os.path.realpath(configs_directory())
+    if local.startswith(configs + os.sep) and os.path.isfile(local):
         return local
-    configs = sorted(
-        os.path.relpath(path, package_path(""))
-        for path in glob.glob(os.path.join(package_path(_CONFIGS), "*", "*.jsonnet"))
+    known = sorted(
+        os.path.relpath(path, configs)
+        for path in glob.glob(os.path.join(configs, "*", "*.jsonnet"))
     )
     raise ConfigurationError(
         f"{name}: no such packaged config; the task configs are "
-        + ", ".join(f"{SCHEME}{config}" for config in configs)
+        + ", ".join(f"{SCHEME}{CONFIGS}/{config}" for config in known)
     )

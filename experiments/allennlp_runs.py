@@ -32,6 +32,8 @@ from experiments.markdown import minutes
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "elmo_plugin"
+# The task configs, which the package installs as its own (setup.py).
+CONFIGS = "training_configs"
 
 
 def project_path(path: str) -> str:
@@ -86,8 +88,9 @@ class Run:
 
     def wrapper_text(self) -> str:
         """The config `allennlp train` trains: `config` with the hidden `fields` set."""
-        inside = self.config.startswith(PACKAGE + "/")
-        config = self.config if inside else os.path.join(PROJECT_ROOT, self.config)
+        # The package's configs by their package name, which resolves from anywhere.
+        inside = self.config.startswith(CONFIGS + "/")
+        config = f"{PACKAGE}/{self.config}" if inside else os.path.join(PROJECT_ROOT, self.config)
         comment = (
             f"The run {self.name} of experiments/paper_tables.py: {self.config} with these "
             "hidden fields."
@@ -167,12 +170,15 @@ def software_environment() -> str:
 
 def thread_environment(threads: int) -> Dict[str, str]:
     # More threads than free cores makes every parallel op wait for a descheduled thread.
-    return {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    threads_named = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    return {**os.environ, **configs.DATA_VARIABLES, **threads_named}
 
 
 def shell_command(run: Run, threads: int) -> str:
     """The run as one line to paste into a shell in the project root."""
-    return f"OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} " + shlex.join(run.command())
+    variables = {**configs.DATA_VARIABLES, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    named = " ".join(f"{name}={value}" for name, value in variables.items())
+    return f"{named} " + shlex.join(run.command())
 
 
 def look_up(run: Run) -> Tuple[Optional[Result], Optional[str]]:

@@ -4,8 +4,8 @@
 // for BATCHES batches (so LANES x 20 x BATCHES tokens), in bfloat16; run by
 // experiments/lane_count.sh, which sets those environment variables (AllenNLP passes them to
 // jsonnet as external variables).
-local bilm = import "../elmo_plugin/training_configs/bilm/bilm.libsonnet";
-local cpu = import "../elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet";
+local bilm = import "../training_configs/bilm/bilm.libsonnet";
+local cpu = import "../training_configs/bilm/bilm_wikipedia_cpu.jsonnet";
 local lanes = std.parseInt(std.extVar("LANES"));
 local shard = "../shared/data/lm_wikipedia_en_2015/tokenized/train/shard-00.txt.xz";
 cpu + {

@@ -1,6 +1,6 @@
 """
 The ELMo paper's (Peters et al. 2018) results in miniature, every number from `allennlp train`
-runs of the configs in elmo_plugin/training_configs/, each in a fresh process on `--threads`
+runs of the configs in training_configs/, each in a fresh process on `--threads`
 threads, `--parallel` at a time, on the fixed splits of ../shared/data (its README, section 8):
 
   table1             NER, SRL, SNLI, SQuAD, SST-5, coreference: baseline against +ELMo (ELMo

@@ -25,15 +25,13 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from experiments import configs
-from experiments.allennlp_runs import PROJECT_ROOT, Run
-
-CONFIGS = os.path.join("elmo_plugin", "training_configs")
+from experiments.allennlp_runs import CONFIGS, PROJECT_ROOT, Run
 
 
 @dataclass(frozen=True)
 class Task:
     """A task: `configs` by variant ("baseline", "elmo_input", ...), relative to
-    elmo_plugin/training_configs/ without ".jsonnet"; `knobs` its budget knobs (`--set
+    training_configs/ without ".jsonnet"; `knobs` its budget knobs (`--set
     TASK.KNOB=VALUE`), each the hidden field of its configs it sets (None: a knob of the
     experiments alone), in the order the tables show them; `budget` the knobs' values for the
     tables where they are not the config's own (a knob of the experiments alone must have one

@@ -25,7 +25,7 @@ sys.path.insert(0, PROJECT_ROOT)
 
 from tests.profile_archives import ARCHIVES, profile_of_this_process, predict  # noqa: E402
 
-CONFIG = "elmo_plugin/training_configs/ner/ner_elmo.jsonnet"
+CONFIG = "training_configs/ner/ner_elmo.jsonnet"
 OVERRIDES = {
     "train_data_path": "fixtures/ner/train.txt",
     "validation_data_path": "fixtures/ner/dev.txt",

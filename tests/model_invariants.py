@@ -20,7 +20,7 @@ UNSHUFFLED_BUCKETS = {"data_loader.batch_sampler.shuffle": False}
 
 class ShippedConfigInvariants(ModelTestCase):
     """
-    A `ModelTestCase` for `config` (relative to `elmo_plugin/training_configs/`) with
+    A `ModelTestCase` for `config` (relative to `training_configs/`) with
     `overrides`; `dataset_file` is the fixture whose instances are predicted one by one and in
     one batch; `elmo_modules` are the config paths of its ELMo modules. Subclasses named
     `Test...` set these and, only where an invariant does not hold for a stated reason,

@@ -7,6 +7,6 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).absolute().parents[1]
 FIXTURES = PROJECT_ROOT / "fixtures"
-TRAINING_CONFIGS = PROJECT_ROOT / "elmo_plugin" / "training_configs"
+TRAINING_CONFIGS = PROJECT_ROOT / "training_configs"
 # ../shared/data beside the project: the full data sets; tests that need it skip without it.
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"

@@ -98,7 +98,7 @@ def test_a_training_step_of_the_bilm_language_model(device, amp, tmp_path):
         "trainer.num_epochs": 1,
     }
     model, metrics = _train(
-        "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+        "training_configs/bilm/bilm_tiny.jsonnet",
         tmp_path / "run",
         overrides,
         device,
@@ -121,7 +121,7 @@ def test_a_training_step_of_ner_elmo(device, amp, tmp_path):
         "trainer.num_epochs": 1,
     }
     model, metrics = _train(
-        "elmo_plugin/training_configs/ner/ner_elmo.jsonnet",
+        "training_configs/ner/ner_elmo.jsonnet",
         tmp_path / "run",
         overrides,
         device,

@@ -69,7 +69,7 @@ def test_recover_reads_back_a_task_training_state(tmp_path):
             }
         ],
     }
-    config, run = "elmo_plugin/training_configs/ner/ner_elmo.jsonnet", str(tmp_path / "run")
+    config, run = "training_configs/ner/ner_elmo.jsonnet", str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
         train_model_from_file(config, run, overrides=json.dumps(overrides))
     train_model_from_file(config, run, overrides=json.dumps(overrides), recover=True)

@@ -87,6 +87,23 @@ def test_truncated_weight_file(elmo_options, elmo_weights, tmp_path):
         load_bilm(elmo_options, str(truncated))
 
 
+def test_a_truncated_download_names_the_cached_file_and_how_to_fetch_it_again(
+    elmo_options, elmo_weights, tmp_path, monkeypatch
+):
+    from elmo_plugin.elmo.formats import bilm_tf, package_files
+
+    cached = tmp_path / "cache" / "0123abcd"
+    cached.parent.mkdir()
+    cached.write_bytes(open(elmo_weights, "rb").read()[:5000])
+    monkeypatch.setattr(bilm_tf, "CACHE_DIRECTORY", str(cached.parent))
+    monkeypatch.setattr(package_files, "fetch", lambda url, what: str(cached))
+    with pytest.raises(ConfigurationError) as error:
+        read_weights(load_bilm(elmo_options, None), "elmo_plugin://published/small/weights.hdf5")
+    message = str(error.value)
+    assert f"(the local file {cached})" in message
+    assert f"delete {cached} (and {cached}.json)" in message
+
+
 def test_options_that_are_not_json_name_file_and_line(tmp_path):
     broken = tmp_path / "options.json"
     broken.write_text('{\n  "lstm": {\n    "dim": 64,,\n  }\n}\n')

@@ -5,7 +5,7 @@ weights of real models: a renamed attribute would otherwise silently regularize 
 import json
 import re
 
-import _jsonnet
+from allennlp.common import params
 import torch
 from allennlp.common import Params
 from allennlp.data import Vocabulary
@@ -14,11 +14,11 @@ from allennlp.models import Model
 from elmo_plugin.elmo import Elmo, ScalarMix
 from elmo_plugin.elmo.modules.elmo import BILM_PARAMETERS_REGEX, LAYER_WEIGHTS_REGEX
 
-ELMO_LIBSONNET = "elmo_plugin/training_configs/common/elmo.libsonnet"
+ELMO_LIBSONNET = "training_configs/common/elmo.libsonnet"
 
 
 def evaluate(snippet: str):
-    return json.loads(_jsonnet.evaluate_snippet("layer_weights_regex", snippet, jpathdir=["."]))
+    return json.loads(params.evaluate_snippet("layer_weights_regex", snippet, jpathdir=["."]))
 
 
 def layer_weights(module: torch.nn.Module):

@@ -4,7 +4,7 @@ must agree."""
 
 import json
 
-import _jsonnet
+from allennlp.common import params
 import pytest
 
 from elmo_plugin.elmo import ElmoBiLm
@@ -14,12 +14,12 @@ from elmo_plugin.elmo.formats.published_sizes import (
     published_options,
 )
 
-BILM_LIBSONNET = "elmo_plugin/training_configs/bilm/bilm.libsonnet"
+BILM_LIBSONNET = "training_configs/bilm/bilm.libsonnet"
 
 
 def libsonnet_field(field: str):
     snippet = f'(import "{BILM_LIBSONNET}").{field}'
-    return json.loads(_jsonnet.evaluate_snippet("published_sizes", snippet, jpathdir=["."]))
+    return json.loads(params.evaluate_snippet("published_sizes", snippet, jpathdir=["."]))
 
 
 @pytest.mark.parametrize("size", PUBLISHED_SIZES)

@@ -304,7 +304,7 @@ def test_the_paper_optimizer_gives_the_sparse_softmax_gradient_a_group_of_its_ow
     configs' groups leave every dense gradient to the multi-tensor path, and the update is
     the one a single group makes."""
     paper_optimizer = Params.from_file(
-        "elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet"
+        "training_configs/bilm/bilm_elmo_original.jsonnet"
     ).as_dict()["trainer"]["optimizer"]
     reader = BilmCorpusReader()
     updated, groups = [], []

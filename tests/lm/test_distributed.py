@@ -51,7 +51,7 @@ def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkey
         "distributed": {"cuda_devices": [-1, -1], "master_port": _free_port()},
     }
     train_model_from_file(
-        "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+        "training_configs/bilm/bilm_tiny.jsonnet",
         str(tmp_path / "run"),
         overrides=json.dumps(overrides),
         include_package=["elmo_plugin.lm", "tests.lm.test_distributed"],
@@ -89,7 +89,7 @@ def test_recover_in_distributed_training_restores_no_random_states_and_says_why(
     run = tmp_path / "run"
     for recover in (False, True):
         train_model_from_file(
-            "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+            "training_configs/bilm/bilm_tiny.jsonnet",
             str(run),
             overrides=json.dumps(overrides),
             include_package=["elmo_plugin.lm"],

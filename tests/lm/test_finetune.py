@@ -16,7 +16,7 @@ from tests.lm.conftest import TINY_BILM, allennlp_train, run_allennlp
 
 CAPTIONS_TRAIN = "fixtures/lm/captions_train.txt"
 CAPTIONS_VALID = "fixtures/lm/captions_valid.txt"
-FINETUNE = "elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet"
+FINETUNE = "training_configs/bilm/bilm_finetune.jsonnet"
 
 
 def _held_out_perplexity(model) -> float:
@@ -32,7 +32,7 @@ def test_fine_tuning_an_export_on_captions_lowers_their_perplexity(tmp_path):
         "trainer.num_epochs": 1,
     }
     allennlp_train(
-        "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia
+        "training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia
     )
     export = str(tmp_path / "elmo")
     run_allennlp(

@@ -51,7 +51,7 @@ def _train(serialization_dir: str, log: str, marker: str, *extra: str) -> None:
     argv = [
         "allennlp",
         "train",
-        "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+        "training_configs/bilm/bilm_tiny.jsonnet",
         "-s",
         serialization_dir,
         "-o",

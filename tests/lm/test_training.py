@@ -17,7 +17,7 @@ from elmo_plugin.elmo.formats.published_sizes import published_options
 from elmo_plugin.lm.models import BilmLanguageModel
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
-CONFIG = "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet"
+CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"
 HELD_OUT = "fixtures/lm/wiki_valid.txt"
 SENTENCES = "fixtures/lm/sentences.txt"
 
@@ -94,7 +94,7 @@ def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
         "trainer.num_epochs": 4,
     }
     allennlp_train(
-        "elmo_plugin/training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides
+        "training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides
     )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["validation_perplexity"] < metrics["training_perplexity"] * 10
@@ -116,7 +116,7 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
         "trainer.num_epochs": 2,
     }
     allennlp_train(
-        "elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides
+        "training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides
     )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["epoch"] == 1 and math.isfinite(metrics["validation_perplexity"])
@@ -134,7 +134,7 @@ def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
         "trainer.num_epochs": 1,
     }
     allennlp_train(
-        "elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides
+        "training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides
     )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["validation_loss"])
@@ -146,10 +146,10 @@ def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
 
 def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
     configs = {}
-    for name in sorted(os.listdir("elmo_plugin/training_configs/bilm")):
+    for name in sorted(os.listdir("training_configs/bilm")):
         if name.endswith(".jsonnet"):
             configs[name] = Params.from_file(
-                os.path.join("elmo_plugin/training_configs/bilm", name)
+                os.path.join("training_configs/bilm", name)
             ).as_dict()
             assert configs[name]["model"]["type"] == "bilm", name
     original = configs["bilm_elmo_original.jsonnet"]

@@ -32,7 +32,7 @@ def test_a_float16_autocast_training_step_of_ner_is_finite(config):
     overrides = dict(NER_OVERRIDES)
     if config == "ner_baseline":
         overrides = {k: v for k, v in overrides.items() if ".elmo." not in k}
-    config_path = f"elmo_plugin/training_configs/ner/{config}.jsonnet"
+    config_path = f"training_configs/ner/{config}.jsonnet"
     assert_float16_autocast_step_is_finite(config_path, overrides, batch_size=8)
 
 

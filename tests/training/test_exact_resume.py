@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-import _jsonnet
+from allennlp.common import params
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
@@ -59,7 +59,7 @@ def _tensors(value: Any) -> List[torch.Tensor]:
 
 
 BILM_TINY = (
-    "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet",
+    "training_configs/bilm/bilm_tiny.jsonnet",
     {
         "train_data_path": SENTENCES,
         "validation_data_path": SENTENCES,
@@ -72,7 +72,7 @@ BILM_TINY = (
     },
 )
 NER_ELMO = (
-    "elmo_plugin/training_configs/ner/ner_elmo.jsonnet",
+    "training_configs/ner/ner_elmo.jsonnet",
     {
         **NER_SMALL,
         **bilm_files("model.text_field_embedder.token_embedders.elmo", FIXTURE_BILM),
@@ -317,7 +317,7 @@ def test_every_shipped_config_trains_with_an_exact_resume_trainer():
     configs = sorted(TRAINING_CONFIGS.rglob("*.jsonnet"))
     assert len(configs) > 20
     for config in configs:
-        trainer = json.loads(_jsonnet.evaluate_file(str(config)))["trainer"]
+        trainer = json.loads(params.evaluate_file(str(config)))["trainer"]
         trainer_class, _ = Trainer.resolve_class_name(
             trainer.get("type", Trainer.default_implementation)
         )

@@ -12,7 +12,7 @@ from allennlp.models.archival import load_archive
 import elmo_plugin.allennlp_command  # noqa: F401  (what the allennlp command imports)
 from tests.lm.conftest import TINY_BILM, one_file_corpus, run_allennlp
 
-CONFIG = "elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet"
+CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"
 SENTENCES = "fixtures/lm/sentences.txt"
 OVERRIDES = json.dumps(
     {

@@ -17,8 +17,7 @@ import torch
 from elmo_plugin.elmo.bilm.characters.encoder import ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
-from elmo_plugin.elmo.formats.package_files import SCHEME, local_file
+from elmo_plugin.elmo.formats.package_files import CACHE_DIRECTORY, SCHEME, local_file
 from elmo_plugin.elmo.formats.published_models import PREFIX, check_published_options
 
 logger = logging.getLogger(__name__)
@@ -256,9 +255,19 @@ def _open_hdf5(weight_file: str, mode: str = "r") -> h5py.File:
     try:
         return h5py.File(path, mode)
     except OSError as error:
-        raise ConfigurationError(
-            f"{weight_file}: not a readable hdf5 file ({error}); is it truncated?"
-        ) from error
+        raise ConfigurationError(_unreadable(weight_file, path, error)) from error
+
+
+def _unreadable(weight_file: str, path: str, error: OSError) -> str:
+    """Names the local file behind `weight_file` and, for a download, how to fetch it anew."""
+    where = "" if path == weight_file else f" (the local file {path})"
+    message = f"{weight_file}{where}: not a readable hdf5 file ({error}); is it truncated?"
+    if os.path.realpath(path).startswith(os.path.realpath(CACHE_DIRECTORY) + os.sep):
+        message += (
+            f" It is a download in the cache: delete {path} (and {path}.json) and load it again "
+            "where there is a connection, to download it afresh"
+        )
+    return message
 
 
 def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
@@ -351,7 +360,7 @@ def _read_lstm_direction(reader: _WeightReader, layer, index: int, direction: in
 
 
 def write_weights(bilm: ElmoBiLm, weight_file: str) -> None:
-    """Writes `bilm` as a bilm-tf `weights.hdf5`, in place (`save_bilm` writes it whole)."""
+    """Writes `bilm` as a bilm-tf `weights.hdf5`, in place (`exports.save_bilm` writes it whole)."""
     with h5py.File(weight_file, "w") as handle, torch.no_grad():
         encoder = bilm.character_encoder
         # bilm-tf's table has no padding row; AllenNLP and bilm-tf both read 261 rows.
@@ -379,20 +388,3 @@ def _write_lstm_direction(handle: h5py.File, layer, index: int, direction: int) 
     handle[_lstm_name(direction, index, "W_0")] = _gates_to_tf(kernel.cpu().numpy(), cell)
     handle[_lstm_name(direction, index, "B")] = _gates_to_tf(bias, cell)
     handle[_lstm_name(direction, index, "W_P_0")] = layer.projection_weight[direction].cpu().numpy()
-
-
-def save_bilm(bilm: ElmoBiLm, output_dir: str, extra_options: Optional[Dict] = None) -> None:
-    """Writes `options.json` and `weights.hdf5` into `output_dir`, each to a temporary name
-    renamed onto its own once both are complete, so a failure or a kill leaves the files
-    that were there before (see `atomic_files`)."""
-    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
-        raise ConfigurationError(f"output directory {output_dir} is not a directory")
-    os.makedirs(output_dir, exist_ok=True)
-    options = bilm.options()
-    options.update(extra_options or {})
-    with replaced_when_complete(os.path.join(output_dir, OPTIONS_NAME)) as options_file:
-        with replaced_when_complete(os.path.join(output_dir, WEIGHTS_NAME)) as weight_file:
-            with open(options_file, "w", encoding="utf-8") as handle:
-                json.dump(options, handle, indent=2)
-            require_space(weight_file, sum(p.numel() * p.element_size() for p in bilm.parameters()))
-            write_weights(bilm, weight_file)

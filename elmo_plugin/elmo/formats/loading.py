@@ -15,6 +15,8 @@ from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import check_options, read_options, read_weights
+from elmo_plugin.elmo.formats.efml import load_efml_bilm
+from elmo_plugin.elmo.formats.names import EFML, BilmFiles, PathName, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import MissingFileError
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
@@ -42,8 +44,8 @@ BILM_PARAMETERS_REGEX = r"(^|\.)_bilm\."
 
 
 def load_bilm(
-    options_file: str,
-    weight_file: Optional[str],
+    options_file: PathName,
+    weight_file: Optional[PathName],
     stateful: bool = False,
     char_cnn_cache_size: int = 50000,
     dropout: float = 0.0,
@@ -58,10 +60,12 @@ def load_bilm(
 
     # Parameters
 
-    options_file : `str`
-        bilm-tf `options.json`: a path, a URL or `elmo_plugin://...`.
-    weight_file : `str`, optional
-        bilm-tf `weights.hdf5`; random weights when not given.
+    options_file : `str` or `os.PathLike`
+        bilm-tf `options.json`: a path, a URL or `elmo_plugin://...`; or a whole biLM, which
+        brings its weights: a published biLM's short name or a folder
+        (`elmo_plugin.elmo.formats.names`).
+    weight_file : `str` or `os.PathLike`, optional
+        bilm-tf `weights.hdf5`; random weights when not given with an options file.
     stateful, char_cnn_cache_size, dropout, compute_dtype, execution :
         As `ElmoBiLm.from_options`.
     known_options : `Dict[str, Dict[str, Any]]`, optional
@@ -75,7 +79,15 @@ def load_bilm(
         error only at a first forward pass that no state dict preceded, and weights changed
         between reading them and the first forward pass are an error (`WeightProvenance`).
     """
-    options = find_options(options_file, known_options or {}, vocab)
+    known_options = known_options or {}
+    if options_file not in known_options:
+        files = resolve_bilm(options_file, weight_file)
+        if files.format == EFML:
+            return _load_efml(
+                files, stateful, char_cnn_cache_size, dropout, compute_dtype, execution
+            )
+        options_file, weight_file = files.options_file, files.weight_file
+    options = find_options(str(options_file), known_options, vocab)
     bilm = ElmoBiLm.from_options(
         options,
         stateful,
@@ -85,8 +97,26 @@ def load_bilm(
         execution=execution,
     )
     if weight_file is not None:
-        _read_weights(bilm, weight_file, in_model)
+        _read_weights(bilm, str(weight_file), in_model)
     return bilm
+
+
+def _load_efml(
+    files: BilmFiles,
+    stateful: bool,
+    char_cnn_cache_size: int,
+    dropout: float,
+    compute_dtype: torch.dtype,
+    execution: Execution,
+) -> ElmoBiLm:
+    if dropout:
+        raise ConfigurationError(
+            f"{files.options_file}: an ELMoForManyLangs biLM has no dropout inside it (got "
+            f"dropout={dropout}); leave it at 0"
+        )
+    return load_efml_bilm(
+        files.options_file, stateful, char_cnn_cache_size, compute_dtype, execution
+    )
 
 
 def _read_weights(bilm: ElmoBiLm, weight_file: str, in_model: bool) -> None:

@@ -7,13 +7,20 @@ Files that configs can name from any working directory:
 
 import importlib.resources
 import os
+import posixpath
 import socket
 import urllib.parse
+from typing import Optional, Union
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.published_models import PREFIX, published_url
 
 SCHEME = "elmo_plugin://"
+PACKAGE = "elmo_plugin"
+# The task configs: the clone's top-level `training_configs/`, installed as this package
+# (setup.py), so `elmo_plugin://training_configs/...` names them in a clone and a wheel alike.
+CONFIGS = "training_configs"
+CONFIGS_PACKAGE = PACKAGE + "." + CONFIGS
 SHIPPED_BILM = SCHEME + "pretrained/elmo_wikipedia_512x128"
 # AllenNLP's download cache (`allennlp.common.file_utils.CACHE_DIRECTORY`), so that a file
 # AllenNLP downloaded before is found again.
@@ -30,8 +37,37 @@ class MissingFileError(ConfigurationError):
 
 
 def package_path(relative: str) -> str:
-    """The local path of `relative` inside the installed `elmo_plugin` package."""
-    return str(importlib.resources.files("elmo_plugin").joinpath(relative))
+    """
+    The local path of `relative` inside the installed `elmo_plugin` package (its configs under
+    `training_configs/`), normalised first: a name that would leave the package (an absolute
+    path, `..` above its top) is a `ConfigurationError`.
+    """
+    normal = posixpath.normpath(relative) if relative else ""
+    if os.path.isabs(normal) or normal == ".." or normal.startswith("../"):
+        raise ConfigurationError(
+            f"{SCHEME}{relative}: names a file outside the elmo_plugin package; "
+            f"name a file inside it, as {SHIPPED_BILM}/options.json"
+        )
+    normal = "" if normal == "." else normal
+    top, _, rest = normal.partition("/")
+    if top == CONFIGS:
+        return os.path.join(configs_directory(), rest) if rest else configs_directory()
+    return str(importlib.resources.files(PACKAGE).joinpath(normal)) if normal else package_root()
+
+
+def package_root() -> str:
+    """The folder of the installed `elmo_plugin` package."""
+    return str(importlib.resources.files(PACKAGE))
+
+
+def configs_directory() -> str:
+    """The folder of the installed task configs: the package `elmo_plugin.training_configs`,
+    or, where the package is imported from a bare clone on `PYTHONPATH` (no install), the
+    clone's `training_configs/` beside it."""
+    try:
+        return str(importlib.resources.files(CONFIGS_PACKAGE))
+    except ModuleNotFoundError:
+        return os.path.join(os.path.dirname(package_root()), CONFIGS)
 
 
 def local_file(path: str, what: str) -> str:
@@ -64,6 +100,33 @@ def local_file(path: str, what: str) -> str:
     return local
 
 
+def local_path(name: Union[str, "os.PathLike[str]"]) -> Optional[str]:
+    """The real local path that `name` (a path, `elmo_plugin://...`, a published file) stands
+    for, or None for a URL or a published file not downloaded: what to compare a command's
+    output against, so that no output overwrites an input however either is named."""
+    text = os.fspath(name)
+    if text.startswith(SCHEME + PREFIX):
+        cached = cached_copy(text)
+        return None if cached is None else os.path.realpath(cached)
+    if text.startswith(SCHEME):
+        return os.path.realpath(package_path(text[len(SCHEME) :]))
+    if "://" in text:
+        return None
+    return os.path.realpath(os.path.expanduser(text))
+
+
+def cached_copy(name: str) -> Optional[str]:
+    """The copy in the download cache of `name` (a URL, or `elmo_plugin://published/...`),
+    or None when it was never downloaded; nothing is downloaded."""
+    url = published_url(name[len(SCHEME) :]) if name.startswith(SCHEME + PREFIX) else name
+    try:
+        import cached_path
+    except ImportError:
+        return None
+    cached = cached_path.find_latest_cached(url, CACHE_DIRECTORY)
+    return None if cached is None else str(cached)
+
+
 def fetch(url: str, what: str) -> str:
     """
     The local copy of `url` in AllenNLP's cache, downloaded the first time by the
@@ -86,9 +149,9 @@ def fetch(url: str, what: str) -> str:
         try:
             socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
         except OSError as error:
-            cached = cached_path.find_latest_cached(url, CACHE_DIRECTORY)
+            cached = cached_copy(url)
             if cached is not None:
-                return str(cached)
+                return cached
             raise MissingFileError(_not_downloaded(url, what, error)) from error
     try:
         return str(cached_path.cached_path(url, cache_dir=CACHE_DIRECTORY))

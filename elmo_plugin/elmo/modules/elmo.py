@@ -50,7 +50,9 @@ class Elmo(torch.nn.Module):
 
     options_file : `str`, optional
         bilm-tf `options.json`: a path, a URL, or `elmo_plugin://pretrained/...` for the shipped
-        biLM (from any working directory).
+        biLM (from any working directory); or a whole biLM, whose weights come with it (leave
+        out `weight_file`): a published biLM's short name, e.g. `"original"`, or a folder
+        holding one (`elmo_plugin.elmo.formats.names`).
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
         When the file is missing, the weights must come from a loaded state dict (a trained

@@ -1,13 +1,11 @@
-from typing import Any, Dict, List, Optional, Union
+import inspect
+from typing import Any, Callable, Optional
 
 import torch
-from allennlp.data import Vocabulary
 from allennlp.modules.time_distributed import TimeDistributed
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 from overrides import overrides
 
-from elmo_plugin.elmo.execution.settings import AUTO, Execution
-from elmo_plugin.elmo.modules.activation_cache import ActivationCache
 from elmo_plugin.elmo.modules.elmo import Elmo
 
 
@@ -25,77 +23,31 @@ class ElmoTokenEmbedder(TokenEmbedder):
     # Parameters
 
     options_file : `str`, optional
-        bilm-tf `options.json` (ours, exported by `allennlp elmo-export`, or a published one);
-        `elmo_plugin://pretrained/elmo_wikipedia_512x128/options.json` is the shipped biLM.
+        As `Elmo`'s: bilm-tf `options.json` (ours, exported by `allennlp elmo-export`, or a
+        published one), or a whole biLM with its weights, leaving out `weight_file`: a short
+        name (`"original"`) or a folder (`elmo_plugin://pretrained/elmo_wikipedia_512x128`, the
+        shipped biLM, or an `elmo-export`).
     weight_file : `str`, optional
-        bilm-tf `weights.hdf5`; random weights when not given. A missing file is fine when a
-        model archive's state dict brings the weights (see `Elmo`).
-    num_output_representations : `int`, optional (default = `1`)
-        The mixes the `Elmo` inside makes; the embedder returns the first.
-    requires_grad : `bool`, optional (default = `False`)
-        Fine-tune the biLM with the task.
-    do_layer_norm : `bool`, optional (default = `False`)
-    dropout : `float`, optional (default = `0.5`)
-    scalar_mix_parameters : `List[float]`, optional
-        Fixed pre-softmax layer weights (then not trained).
-    keep_sentence_boundaries : `bool`, optional (default = `False`)
-    stateful : `bool`, optional (default = `False`)
-    char_cnn_cache_size : `int`, optional (default = `50000`)
-        The vocabulary cache of the character CNN: token types remembered while frozen.
-    activation_cache : `ActivationCache`, optional
-        Remember each sentence's biLM activations (frozen, stateless biLM only).
+        As `Elmo`'s: bilm-tf `weights.hdf5`.
     projection_dim : `int`, optional
         A linear projection of the output to this size.
-    known_options : `Dict[str, Dict[str, Any]]`, optional
-        The contents of options files by name, read instead of the file `options_file` names,
-        so that an archive travels without biLM files (see `Elmo`).
-    compute_dtype : `str`, optional (default = `"float32"`)
-        `"float32"` (exact) or `"bfloat16"`: the biLM's products in bfloat16, everything it
-        returns float32 (see `Elmo`).
-    vocab : `Vocabulary`, optional
-        The model's vocabulary (AllenNLP passes it): the biLM's options are recorded in it,
-        so the model's archive carries them (see `Elmo`).
-    execution : `Execution` or its config, optional (default = `"auto"`)
-        How the biLM runs (see `Elmo`), e.g. `{"cuda_graphs": true}`.
+    **elmo_parameters :
+        Every other parameter of `Elmo` (`elmo_plugin.elmo.Elmo`), by name, with its default:
+        `num_output_representations` (the embedder returns the first), `requires_grad`,
+        `dropout` (0.5), `activation_cache`, `compute_dtype`, `execution`, ... The constructor's
+        signature shows them (`__signature__`), so configs and AllenNLP's `from_params` see
+        each with its type; `vocab` is the model's vocabulary, which AllenNLP passes.
     """
 
     def __init__(
         self,
         options_file: Optional[str] = None,
         weight_file: Optional[str] = None,
-        num_output_representations: int = 1,
-        requires_grad: bool = False,
-        do_layer_norm: bool = False,
-        dropout: float = 0.5,
-        scalar_mix_parameters: Optional[List[float]] = None,
-        keep_sentence_boundaries: bool = False,
-        stateful: bool = False,
-        char_cnn_cache_size: int = 50000,
-        activation_cache: Optional[Union[ActivationCache, Dict[str, Any]]] = None,
         projection_dim: Optional[int] = None,
-        known_options: Optional[Dict[str, Dict[str, Any]]] = None,
-        compute_dtype: str = "float32",
-        vocab: Optional[Vocabulary] = None,
-        execution: Union[str, Dict[str, Any], Execution] = AUTO,
+        **elmo_parameters: Any,
     ) -> None:
         super().__init__()
-        self._elmo = Elmo(
-            options_file,
-            weight_file,
-            num_output_representations=num_output_representations,
-            requires_grad=requires_grad,
-            do_layer_norm=do_layer_norm,
-            dropout=dropout,
-            scalar_mix_parameters=scalar_mix_parameters,
-            keep_sentence_boundaries=keep_sentence_boundaries,
-            stateful=stateful,
-            char_cnn_cache_size=char_cnn_cache_size,
-            activation_cache=activation_cache,
-            known_options=known_options,
-            compute_dtype=compute_dtype,
-            vocab=vocab,
-            execution=execution,
-        )
+        self._elmo = Elmo(options_file, weight_file, **elmo_parameters)
         self._projection = None
         self._output_dim = projection_dim or self._elmo.get_output_dim()
         if projection_dim:
@@ -131,3 +83,23 @@ class ElmoTokenEmbedder(TokenEmbedder):
         if self._projection is not None:
             representation = self._projection(representation)
         return representation
+
+
+def _with_elmo_parameters(init: Callable[..., None]) -> inspect.Signature:
+    """`init`'s signature with `Elmo`'s other parameters in place of `**elmo_parameters`, so
+    that `from_params` (which reads the signature) builds and types each of them."""
+    own = [p for p in inspect.signature(init).parameters.values() if p.kind != p.VAR_KEYWORD]
+    taken = {parameter.name for parameter in own}
+    elmo = [
+        parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for parameter in inspect.signature(Elmo.__init__).parameters.values()
+        if parameter.name not in taken
+    ]
+    return inspect.Signature(own + elmo, return_annotation=None)
+
+
+setattr(
+    ElmoTokenEmbedder.__init__,
+    "__signature__",
+    _with_elmo_parameters(ElmoTokenEmbedder.__init__),
+)

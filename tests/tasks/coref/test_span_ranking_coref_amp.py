@@ -23,5 +23,5 @@ def test_a_float16_autocast_training_step_is_finite(config):
         **SMALL,
         **(bilm_files("model.elmo", FIXTURE_BILM) if config == "coref_elmo" else {}),
     }
-    path = f"elmo_plugin/training_configs/coref/{config}.jsonnet"
+    path = f"training_configs/coref/{config}.jsonnet"
     assert_float16_autocast_step_is_finite(path, overrides, batch_size=2)

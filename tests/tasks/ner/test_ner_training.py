@@ -99,7 +99,7 @@ def test_elmo_config_trains_with_layer_weights_in_the_metrics(tmp_path, monkeypa
 
 
 def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
-    """elmo_plugin/training_configs/common/embeddings.libsonnet: with Embedding's default
+    """training_configs/common/embeddings.libsonnet: with Embedding's default
     namespace the table had a row per word, and a sample with fewer words than characters
     crashed."""
     from allennlp.common import Params

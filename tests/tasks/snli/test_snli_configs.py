@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from unittest import mock
 
-import _jsonnet
+from allennlp.common import params
 import pytest
 from allennlp.commands import main
 from allennlp.commands.train import train_model_from_file
@@ -44,7 +44,7 @@ ELMO_PLACES = {
 
 def shrinking_overrides(config_path: Path) -> dict:
     # The model sets the input sizes of its encoders and feedforwards itself.
-    model = json.loads(_jsonnet.evaluate_file(str(config_path)))["model"]
+    model = json.loads(params.evaluate_file(str(config_path)))["model"]
     assert (
         "input_size" not in model["encoder"] and "input_dim" not in model["projection_feedforward"]
     )
@@ -57,7 +57,7 @@ def shrinking_overrides(config_path: Path) -> dict:
 def test_elmo_at_the_input_is_dropped_by_the_model_not_again_by_elmo(name):
     # esim_nli drops its encoder's input (ELMo at the input included) with `dropout`; ELMo's own
     # dropout on top of it cost 2.5 points of SNLI accuracy at every seed.
-    model = json.loads(_jsonnet.evaluate_file(str(CONFIGS / f"{name}.jsonnet")))["model"]
+    model = json.loads(params.evaluate_file(str(CONFIGS / f"{name}.jsonnet")))["model"]
     assert model["elmo"]["dropout"] == 0.0 and model["dropout"] == 0.5
 
 

@@ -81,7 +81,7 @@ class BiLstmCrfTagger(Model):
     initializer : `InitializerApplicator`, optional
     kwargs
         Passed to `Model`, e.g. `regularizer` (see `elmo.regularizer(lambda)` in
-        `elmo_plugin/training_configs/common/elmo.libsonnet` for the paper's penalty on the
+        `training_configs/common/elmo.libsonnet` for the paper's penalty on the
         layer weights).
     """
 

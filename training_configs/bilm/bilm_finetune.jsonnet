@@ -2,7 +2,7 @@
 // target domain before using it as ELMo. Here: the shipped biLM (elmo_plugin/pretrained/, exported with
 // its softmax), trained one more epoch on image captions (SNLI premises, bundled).
 //
-//   allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s runs/bilm_captions --include-package elmo_plugin
+//   allennlp train training_configs/bilm/bilm_finetune.jsonnet -s runs/bilm_captions --include-package elmo_plugin
 //   allennlp elmo-export runs/bilm_captions/model.tar.gz runs/bilm_captions/elmo
 //
 // From your own export (`allennlp elmo-export ... --include-softmax`): override

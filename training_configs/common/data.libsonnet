@@ -1,7 +1,11 @@
-// Data paths. Defaults are the fixed splits of ../shared/data (its README, section 8);
-// a user with the full training sets overrides them, e.g.
+// Data paths, under the folder named by the environment variable ELMO_PLUGIN_DATA (AllenNLP
+// passes the environment to jsonnet; elmo_plugin/data_paths.py gives "$ELMO_PLUGIN_DATA" when it
+// is not set, which the readers refuse naming the files expected), or name the files, e.g.
 //   allennlp train ... -o '{"train_data_path": "/data/squad/train-v1.1.json"}'
-local root = "../shared/data/";
+// Each task's page in docs/ names its files and their source; the project's own runs set
+// ELMO_PLUGIN_DATA=../shared/data, which gives the same paths as before the variable.
+local folder = std.extVar("ELMO_PLUGIN_DATA");
+local root = if std.endsWith(folder, "/") then folder else folder + "/";
 {
   root: root,
   conll2003: { train: root + "conll2003/train.txt", dev: root + "conll2003/dev.txt", test: root + "conll2003/test.txt" },

@@ -23,7 +23,7 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // (add `known_options+: { [path]: import path }`, with its literal path, for `output_dim`).
   // Every trained model.tar.gz carries its biLM's options in its vocabulary and its weights,
   // and loads with no biLM file at all (`Elmo`'s `vocab`).
-  known_options: { [shipped + "/options.json"]: import "../../pretrained/elmo_wikipedia_512x128/options.json" },
+  known_options: { [shipped + "/options.json"]: import "elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json" },
 
   // The width of the biLM's vectors (2 * its lstm.projection_dim) for the layer that reads
   // them, e.g. `seq2vec_encoder: { type: "boe", embedding_dim: elmo.output_dim }`: taken from

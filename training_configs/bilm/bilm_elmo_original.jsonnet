@@ -2,7 +2,7 @@
 // biLSTM layers of 4096 cells with 512-dimensional projections over a 2048-filter character
 // CNN with two highway layers, trained as bilm-tf trains it. For a GPU:
 //
-//   allennlp train elmo_plugin/training_configs/bilm/bilm_elmo_original.jsonnet -s runs/elmo_original --include-package elmo_plugin
+//   allennlp train training_configs/bilm/bilm_elmo_original.jsonnet -s runs/elmo_original --include-package elmo_plugin
 //   allennlp elmo-export runs/elmo_original/model.tar.gz runs/elmo_original/elmo
 //
 // The corpus defaults to the Wikipedia slice of ../shared/data; point `train_data_path` (a

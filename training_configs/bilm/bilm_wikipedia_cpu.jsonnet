@@ -5,7 +5,7 @@
 // benchmarks/bilm_training_speed.py measures this model against allennlp-models'
 // `language_model`.
 //
-//   allennlp train elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet -s runs/bilm_wiki --include-package elmo_plugin
+//   allennlp train training_configs/bilm/bilm_wikipedia_cpu.jsonnet -s runs/bilm_wiki --include-package elmo_plugin
 //
 // An "epoch" here is 1000 batches (the corpus is ~23,000 batches of 64 sentences), so that
 // held-out perplexity is reported, and a checkpoint kept, every 1000 batches.

@@ -3,7 +3,7 @@
 // split of ../shared/data, README section 8): word and character-CNN embeddings plus a
 // predicate-indicator embedding, LSTM layers in alternating directions with highway
 // connections and recurrent dropout, a softmax per token and BIO-constrained Viterbi.
-//   allennlp train elmo_plugin/training_configs/srl/srl_baseline.jsonnet -s /tmp/srl_baseline \
+//   allennlp train training_configs/srl/srl_baseline.jsonnet -s /tmp/srl_baseline \
 //     --include-package elmo_plugin
 // Labels are BIO spans over each argument head's dependency subtree (label_mode "span").
 // For CoNLL-2009-style head-word labels and (predicate, head, role) F1, switch both the

@@ -1,5 +1,5 @@
 // SQuAD v1.1: BiDAF with ELMo at the output only (concatenated to the attention-flow output G).
-//   allennlp train elmo_plugin/training_configs/squad/squad_elmo_output.jsonnet -s /tmp/squad_elmo_output \
+//   allennlp train training_configs/squad/squad_elmo_output.jsonnet -s /tmp/squad_elmo_output \
 //     --include-package elmo_plugin
 // Data paths, sizes and the biLM are explained in bidaf.libsonnet; e.g. another biLM (its files
 // are enough, whatever its output size):

@@ -2,7 +2,7 @@
 // as the paper does; `python experiments/paper_tables.py finetuned` compares the two, and
 // docs/paper_tables.md has the result). With no activation cache an epoch costs several times
 // a frozen one; on a CPU with AVX512_BF16 or a GPU, ELMo in bfloat16 makes it affordable:
-//   allennlp train elmo_plugin/training_configs/srl/srl_elmo_finetuned.jsonnet -s /tmp/srl_ft \
+//   allennlp train training_configs/srl/srl_elmo_finetuned.jsonnet -s /tmp/srl_ft \
 //     --include-package elmo_plugin \
 //     -o '{"model.text_field_embedder.token_embedders.elmo.compute_dtype": "bfloat16"}'
 (import "srl.libsonnet") + { use_input_elmo:: true, fine_tune_elmo:: true }

@@ -1,7 +1,7 @@
 // A tiny biLM that trains in a couple of minutes on two CPU cores, on the small Wikipedia
 // corpus bundled in fixtures/lm/. The whole pretraining recipe at toy size:
 //
-//   allennlp train elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet -s runs/bilm_tiny --include-package elmo_plugin
+//   allennlp train training_configs/bilm/bilm_tiny.jsonnet -s runs/bilm_tiny --include-package elmo_plugin
 //   allennlp evaluate runs/bilm_tiny/model.tar.gz fixtures/lm/wiki_valid.txt --include-package elmo_plugin
 //   allennlp elmo-export runs/bilm_tiny/model.tar.gz runs/bilm_tiny/elmo --include-softmax
 local bilm = import "bilm.libsonnet";

@@ -1,5 +1,5 @@
 // SQuAD v1.1: BiDAF with ELMo at the input (concatenated to the word and character embeddings).
-//   allennlp train elmo_plugin/training_configs/squad/squad_elmo.jsonnet -s /tmp/squad_elmo \
+//   allennlp train training_configs/squad/squad_elmo.jsonnet -s /tmp/squad_elmo \
 //     --include-package elmo_plugin
 // Data paths, sizes and the biLM are explained in bidaf.libsonnet; e.g. another biLM (its files
 // are enough, whatever its output size):

@@ -3,7 +3,7 @@
 // weights, softmax and vocabulary instead of random ones, in bfloat16 (its cost in perplexity:
 // docs/performance.md). experiments/pretrain_bilm.sh runs it, export and evaluation included:
 //
-//   CONFIG=elmo_plugin/training_configs/bilm/bilm_wikipedia_continue.jsonnet \
+//   CONFIG=training_configs/bilm/bilm_wikipedia_continue.jsonnet \
 //   TRAIN='../shared/data/lm_wikipedia_en_2015/tokenized/train/shard-1[0-9].txt.xz' \
 //   RUN=runs/bilm_continue OUT=runs/bilm_continue/elmo bash experiments/pretrain_bilm.sh
 //

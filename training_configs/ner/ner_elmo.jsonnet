@@ -1,7 +1,7 @@
 // CoNLL-2003 NER with ELMo (Peters et al. 2018, section 5.1): the baseline of
 // ner_baseline.jsonnet with the ELMo vector concatenated to its word and character
 // embeddings, dropout on ELMo, and the paper's lambda * ||w||^2 on the layer weights.
-//   allennlp train elmo_plugin/training_configs/ner/ner_elmo.jsonnet -s /tmp/ner_elmo \
+//   allennlp train training_configs/ner/ner_elmo.jsonnet -s /tmp/ner_elmo \
 //     --include-package elmo_plugin
 // Another biLM (e.g. one exported by `allennlp elmo-export`) needs only its files: the model
 // sizes the encoder input from the embedders (word + characters + ELMo), whatever the

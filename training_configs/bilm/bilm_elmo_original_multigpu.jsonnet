@@ -2,7 +2,7 @@
 // AllenNLP's `distributed` section (bilm-tf trained on 3 GPUs). Each worker reads every n-th
 // sentence of the corpus into its own lanes; the effective batch is 3 x 128 lanes.
 //
-//   allennlp train elmo_plugin/training_configs/bilm/bilm_elmo_original_multigpu.jsonnet -s runs/elmo_original --include-package elmo_plugin
+//   allennlp train training_configs/bilm/bilm_elmo_original_multigpu.jsonnet -s runs/elmo_original --include-package elmo_plugin
 local original = import "bilm_elmo_original.jsonnet";
 // AllenNLP gives each worker its device; the single-GPU `cuda_device` is dropped.
 std.mergePatch(original, {
