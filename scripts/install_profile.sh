@@ -29,4 +29,11 @@ esac
 if [ -n "$models_dir" ]; then
   rm -rf "$models_dir"
   "$python" -m pip install -q --no-deps --target "$models_dir" allennlp-models==2.10.1
+  if [ "$profile" = current ]; then
+    # ELMoForManyLangs, for the EFML parity tests only (tests/efml_reference.py imports it
+    # with a no-op `overrides`), beside allennlp-models, off the default import path.
+    efml_dir=$(dirname "$models_dir")/elmoformanylangs
+    rm -rf "$efml_dir"
+    "$python" -m pip install -q --no-deps --target "$efml_dir" elmoformanylangs==0.0.4.post2
+  fi
 fi

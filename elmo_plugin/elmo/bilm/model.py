@@ -1,10 +1,11 @@
 import hashlib
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
 from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder
+from elmo_plugin.elmo.bilm.characters.ids import batch_to_ids
 from elmo_plugin.elmo.bilm.layer_names import bilm_layer_names
 from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmState
 from elmo_plugin.elmo.execution.compute_dtype import compute_dtype_name
@@ -80,6 +81,11 @@ class ElmoBiLm(torch.nn.Module):
         self.character_encoder.compute_dtype = dtype
         for layer in self.lstm.bilstm_layers:
             layer.compute_dtype = dtype
+
+    def batch_to_ids(self, batch: Sequence[Sequence[str]]) -> torch.Tensor:
+        """This biLM's input for tokenised sentences: the `elmo_characters` ids (a biLM of
+        another format, e.g. ELMoForManyLangs', makes its own)."""
+        return batch_to_ids(batch)
 
     @property
     def execution(self) -> Execution:
