@@ -75,10 +75,11 @@ def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
 
 def test_runtime_needs_are_separate_from_test_and_lint_tools():
     install, extras = _extras()
-    assert set(extras) == {"allennlp", "test", "lint"}
+    assert set(extras) == {"allennlp", "test", "lint", "onnx"}
     assert "allennlp" not in {_name(r) for r in install + extras["allennlp"]}
     assert not TOOLS & {_name(r) for r in install + extras["allennlp"]}
     assert {_name(r) for r in extras["lint"]} == {"black", "flake8", "mypy"}
+    assert {_name(r) for r in extras["onnx"]} == {"onnx", "onnxruntime"}
 
 
 def test_the_core_needs_torch_numpy_h5py_and_tqdm_only():
@@ -93,6 +94,6 @@ def test_the_allennlp_extra_is_the_runtime_section_of_the_profiles_requirements(
     runtime = requirements[: requirements.index("conllu==4.4.2")]
     expected = [r for r in runtime if _name(r) not in TOOLS | {"wheel"}]
     assert sorted(extras["allennlp"]) == sorted(expected)
-    # The profile installs exactly the three extras' needs (and pip's own `wheel`).
-    every = {_name(r) for name in ("allennlp", "test", "lint") for r in extras[name]}
+    # The profile installs exactly the extras' needs (and pip's own `wheel`).
+    every = {_name(r) for name in ("allennlp", "test", "lint", "onnx") for r in extras[name]}
     assert {_name(r) for r in requirements} - {"wheel"} == every

@@ -1,0 +1,124 @@
+"""
+CPU throughput of the ONNX export (`elmo_plugin.elmo.formats.onnx_export`) in ONNX Runtime
+beside our `ElmoBiLm` in PyTorch, the same biLM and sentences, one thread each, in one run.
+
+The biLM is the shipped one (elmo_plugin/pretrained/elmo_wikipedia_512x128), or, with
+`--size small|original`, random weights at a published size. Sentences are the first
+`--sentences` of ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz of at most 100
+words (the fixture's sentences when ../shared/data is absent), in batches of `--batch-size`,
+their character ids made once, untimed. One untimed pass warms both up; then the two
+alternate, `--runs` times each, and the medians are reported with their ratio. Our character
+CNN's token cache is emptied before each of our passes, so that every pass encodes its words
+afresh, as the export does (which has no cache); with `--sort-by-length` the batches hold
+sentences of similar lengths. The largest difference of the layers, over the
+first batch, is printed too.
+
+    python benchmarks/onnx_speed.py --runs 5
+    python benchmarks/onnx_speed.py --runs 5 --sort-by-length
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Dict, List
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common  # noqa: E402
+
+SHIPPED = os.path.join(common.ROOT, "elmo_plugin", "pretrained", "elmo_wikipedia_512x128")
+CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+
+
+def _sentences(count: int):
+    if os.path.isdir(common.SHARED_DATA):
+        return common.read_sentences(common.shared_data(*CORPUS), count, max_length=100)
+    with open(os.path.join(common.ROOT, "fixtures", "elmo", "sentences.json")) as handle:
+        return [line.split() for group in json.load(handle) for line in group][:count]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", choices=["shipped", "small", "original"], default="shipped")
+    parser.add_argument("--sentences", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--sort-by-length",
+        action="store_true",
+        help="batch the sentences sorted by length (less padding, which the export computes)",
+    )
+    args = parser.parse_args()
+
+    import numpy
+    import onnxruntime
+    import torch
+
+    from elmo_plugin.elmo import batch_to_ids, load_bilm
+    from elmo_plugin.elmo.formats.onnx_export import export_onnx
+
+    torch.set_num_threads(1)
+    workdir = tempfile.mkdtemp()
+    if args.size == "shipped":
+        files = (os.path.join(SHIPPED, "options.json"), os.path.join(SHIPPED, "weights.hdf5"))
+    else:
+        files = common.write_random_bilm(args.size, workdir)
+    bilm = load_bilm(*files)
+    bilm.eval()
+    model = export_onnx(bilm, os.path.join(workdir, "elmo.onnx"), keep_sentence_boundaries=True)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+    sentences = _sentences(args.sentences)
+    if args.sort_by_length:
+        sentences.sort(key=len)
+    size = args.batch_size
+    batches = [batch_to_ids(sentences[i : i + size]) for i in range(0, len(sentences), size)]
+    arrays = [ids.numpy() for ids in batches]
+    tokens = sum(len(sentence) for sentence in sentences)
+
+    def ours() -> None:
+        bilm.character_encoder.clear_cache()
+        with torch.no_grad():
+            for ids in batches:
+                bilm(ids)
+
+    def theirs() -> None:
+        for ids in arrays:
+            session.run(["layers"], {"character_ids": ids})
+
+    with torch.no_grad():
+        reference = torch.stack(bilm(batches[0])["activations"]).numpy()
+    difference = numpy.abs(session.run(["layers"], {"character_ids": arrays[0]})[0] - reference)
+    times: Dict[str, List[float]] = {"torch": [], "onnxruntime": []}
+    for name, run in (("torch", ours), ("onnxruntime", theirs)):
+        run()  # warm-up, untimed
+    for _ in range(args.runs):
+        for name, run in (("torch", ours), ("onnxruntime", theirs)):
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+
+    print(common.header("cpu", "1 (torch.set_num_threads, ORT intra- and inter-op)"))
+    print(f"CPU: {common.cpu_model()}; onnxruntime {onnxruntime.__version__}")
+    print(
+        f"biLM {args.size}; {len(sentences)} sentences, {tokens} tokens, batches of {size}"
+        f"{' sorted by length' if args.sort_by_length else ''}; "
+        f"{args.runs} alternating runs; largest layer difference {difference.max():.2e}"
+    )
+    print("| runtime | median s | tokens/s | speed vs torch |")
+    print("|---|---|---|---|")
+    for name, median in medians.items():
+        ratio = medians["torch"] / median
+        print(f"| {name} | {median:.2f} | {tokens / median:.0f} | {ratio:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
