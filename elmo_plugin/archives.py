@@ -164,13 +164,27 @@ def files_read(archive: str) -> List[str]:
 
 
 def install_archive_check() -> None:
-    """Makes every `load_archive` of this process check the archive's members: replaces
-    `allennlp.models.archival.extracted_archive` with `checked_extracted_archive`. Idempotent.
-    Called by the `allennlp` command when it loads `elmo_plugin` (`elmo_plugin.allennlp_command`),
-    never by `import elmo_plugin`."""
+    """Makes every archive extraction of AllenNLP in this process check the archive's members
+    (`check_members`): `load_archive`'s (replacing `allennlp.models.archival.extracted_archive`
+    with `checked_extracted_archive`) and `cached_path(..., extract_archive=True)`'s, which
+    `x.tar.gz!member` paths, `Vocabulary.from_files` and the sharded reader use (replacing the
+    `cached_path` package's `check_tarfile`, whose prefix comparison lets `../pathtest-x`
+    through, with `check_tar_file`). Idempotent. Called by the `allennlp` command when it
+    loads `elmo_plugin` (`elmo_plugin.allennlp_command`), never by `import elmo_plugin`."""
     from allennlp.models import archival
 
     archival.extracted_archive = checked_extracted_archive
+    try:
+        import cached_path._cached_path as package
+    except ImportError:  # another layout of the package: its own check stays
+        logger.warning("cached_path's archive extraction is not checked (unknown version)")
+        return
+    package.check_tarfile = check_tar_file
+
+
+def check_tar_file(tar_file: tarfile.TarFile) -> None:
+    """`check_members` for an open tar archive (the `cached_path` package's hook)."""
+    check_members(str(tar_file.name), tar_file.getmembers())
 
 
 def install_whole_archives() -> None:

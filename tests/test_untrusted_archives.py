@@ -143,3 +143,25 @@ def test_the_allennlp_command_checks_archives(tmp_path, command, how):
     assert result.returncode != 0
     assert "evil.tar.gz: member" in result.stderr, result.stderr[-3000:]
     assert os.listdir(outside) == []
+
+
+def test_an_archive_member_path_extracted_by_cached_path_is_checked(monkeypatch, tmp_path):
+    """`cached_path("x.tar.gz!member", extract_archive=True)` (AllenNLP's vocabulary, sharded
+    readers, `diff`) extracts the whole archive with the `cached_path` package's own check,
+    which compares name prefixes: `../pathtest-x` passes it (its test directory is
+    `pathtest`) and lands beside the extraction directory. Once installed, ours refuses it."""
+    import cached_path._cached_path as package
+    from allennlp.common.file_utils import cached_path
+    from allennlp.models import archival
+
+    monkeypatch.setattr(archival, "extracted_archive", archival.extracted_archive)  # undone after
+    monkeypatch.setattr(package, "check_tarfile", package.check_tarfile)
+    archive = tmp_path / "data.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for info, data in [_member("train.txt"), _member("../pathtest-escaped.txt")]:
+            tar.addfile(info, data)
+    install_archive_check()
+    with pytest.raises(ConfigurationError, match=r"member '../pathtest-escaped.txt'"):
+        cached_path(f"{archive}!train.txt", cache_dir=tmp_path / "cache", extract_archive=True)
+    assert not (tmp_path / "cache" / "pathtest-escaped.txt").exists()
+    assert not any(p.name.endswith("-extracted") for p in (tmp_path / "cache").iterdir())

@@ -10,7 +10,13 @@ import os
 from allennlp.commands.subcommand import Subcommand
 from overrides import overrides
 
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting, replaced_when_complete
+from elmo_plugin.elmo.execution.devices import check_cuda_device
+from elmo_plugin.elmo.formats.atomic_files import (
+    check_output_file,
+    refuse_overwriting,
+    replaced_when_complete,
+)
+from elmo_plugin.elmo.formats.package_files import local_path
 
 
 @Subcommand.register("elmo-perplexity")
@@ -45,14 +51,15 @@ class ElmoPerplexity(Subcommand):
 
 
 def perplexity_from_args(args: argparse.Namespace) -> None:
+    check_cuda_device(args.cuda_device, "--cuda-device")
     from elmo_plugin.lm.perplexity import export_perplexity
 
     if args.output_file:
+        check_output_file(args.output_file, "--output-file")
         refuse_overwriting(args.output_file, {"text file": args.text_file})
-        for name in os.listdir(args.export_dir) if os.path.isdir(args.export_dir) else []:
-            refuse_overwriting(
-                args.output_file, {"export file": os.path.join(args.export_dir, name)}
-            )
+        export = local_path(args.export_dir) or ""
+        for name in os.listdir(export) if os.path.isdir(export) else []:
+            refuse_overwriting(args.output_file, {"export file": os.path.join(export, name)})
     metrics = export_perplexity(args.export_dir, args.text_file, args.batch_size, args.cuda_device)
     text = json.dumps(metrics, indent=2)
     if args.output_file:

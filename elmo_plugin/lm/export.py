@@ -7,17 +7,19 @@ so that the export can be trained further (`softmax_file` of the `bilm` model).
 
 import logging
 import os
-from typing import List, Union
+from typing import Callable, Dict, List, Union
 
 from allennlp.models import Model
 
 from elmo_plugin.archives import load_checked_archive
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME, save_bilm
+from elmo_plugin.elmo.formats.atomic_files import check_output_directory, refuse_overwriting
+from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.formats.exports import save_bilm
+from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
 from elmo_plugin.lm.corpus import TARGET_NAMESPACE
 from elmo_plugin.lm.models import BilmLanguageModel
-from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME, write_softmax
+from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME, softmax_files
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +39,10 @@ def export_bilm(
     """Writes the biLM of a `bilm` model archive (or model) in the bilm-tf format into
     `output_dir`; returns the paths written. `softmax_float16` halves the softmax file (its
     weights rounded to 16 bits; the biases stay 32-bit)."""
+    check_output_directory(output_dir)
     model = archive_or_model
     if isinstance(archive_or_model, str):
-        for name in (OPTIONS_NAME, WEIGHTS_NAME, SOFTMAX_NAME, VOCAB_NAME):
+        for name in (OPTIONS_NAME, WEIGHTS_NAME, SOFTMAX_NAME, VOCAB_NAME, MANIFEST_NAME):
             refuse_overwriting(os.path.join(output_dir, name), {"archive": archive_or_model})
         if not os.path.exists(archive_or_model):
             raise ConfigurationError(f"model archive {archive_or_model} does not exist")
@@ -50,19 +53,17 @@ def export_bilm(
         )
     options = model.bilm.options()
     options["char_cnn"]["n_characters"] = INFERENCE_CHARACTERS
-    save_bilm(model.bilm, output_dir, {"char_cnn": options["char_cnn"]})
-    written = [os.path.join(output_dir, OPTIONS_NAME), os.path.join(output_dir, WEIGHTS_NAME)]
-    if include_softmax:
-        vocabulary = model.vocab.get_index_to_token_vocabulary(TARGET_NAMESPACE)
-        words = [vocabulary[index] for index in range(1, len(vocabulary))]
-        softmax = model.softmax
-        weight = softmax.weight.detach().cpu()
-        write_softmax(
-            output_dir,
-            words,
-            (weight.half() if softmax_float16 else weight).numpy(),
-            softmax.bias.detach().cpu().numpy(),
-        )
-        written += [os.path.join(output_dir, SOFTMAX_NAME), os.path.join(output_dir, VOCAB_NAME)]
+    softmax = _softmax_files(model, softmax_float16) if include_softmax else {}
+    save_bilm(model.bilm, output_dir, {"char_cnn": options["char_cnn"]}, softmax)
+    names = [OPTIONS_NAME, WEIGHTS_NAME] + ([SOFTMAX_NAME, VOCAB_NAME] if include_softmax else [])
+    written = [os.path.join(output_dir, name) for name in names]
     logger.info("exported the biLM to %s", ", ".join(written))
     return written
+
+
+def _softmax_files(model: BilmLanguageModel, float16: bool) -> Dict[str, Callable[[str], None]]:
+    vocabulary = model.vocab.get_index_to_token_vocabulary(TARGET_NAMESPACE)
+    words = [vocabulary[index] for index in range(1, len(vocabulary))]
+    weight = model.softmax.weight.detach().cpu()
+    bias = model.softmax.bias.detach().cpu().numpy()
+    return softmax_files(words, (weight.half() if float16 else weight).numpy(), bias)

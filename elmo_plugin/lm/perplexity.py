@@ -14,6 +14,7 @@ from allennlp.training.util import evaluate
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.formats.file_sets import read_together
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.metrics.token_perplexity import PERPLEXITY_NAMES
@@ -23,13 +24,17 @@ from elmo_plugin.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME
 
 def language_model_from_export(directory: str, with_softmax: bool = True) -> BilmLanguageModel:
     """The language model of a bilm-tf-format export: its vocabulary, options, weights and
-    (unless `with_softmax` is false, when the softmax starts untrained) its softmax."""
-    return BilmLanguageModel(
-        CorpusVocabulary.from_corpus(vocab_file=os.path.join(directory, VOCAB_NAME)),
-        options_file=os.path.join(directory, OPTIONS_NAME),
-        weight_file=os.path.join(directory, WEIGHTS_NAME),
-        softmax_file=os.path.join(directory, SOFTMAX_NAME) if with_softmax else None,
-    )
+    (unless `with_softmax` is false, when the softmax starts untrained) its softmax, all of
+    one export (`file_sets.read_together`)."""
+    names = [VOCAB_NAME, OPTIONS_NAME, WEIGHTS_NAME] + ([SOFTMAX_NAME] if with_softmax else [])
+    files = {name: os.path.join(directory, name) for name in names}
+    with read_together(list(files.values())):
+        return BilmLanguageModel(
+            CorpusVocabulary.from_corpus(vocab_file=files[VOCAB_NAME]),
+            options_file=files[OPTIONS_NAME],
+            weight_file=files[WEIGHTS_NAME],
+            softmax_file=files.get(SOFTMAX_NAME),
+        )
 
 
 def export_perplexity(

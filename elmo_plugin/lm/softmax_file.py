@@ -7,14 +7,14 @@ back as float32.
 """
 
 import os
-from typing import List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import h5py
 import numpy
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
+from elmo_plugin.elmo.formats.atomic_files import require_space
 from elmo_plugin.elmo.formats.package_files import local_file
 from elmo_plugin.lm.corpus import BILM_TF_UNKNOWN
 
@@ -22,22 +22,26 @@ SOFTMAX_NAME = "softmax.hdf5"
 VOCAB_NAME = "vocab.txt"
 
 
-def write_softmax(
-    output_dir: str, words: List[str], weight: numpy.ndarray, bias: numpy.ndarray
-) -> None:
-    """Writes `vocab.txt` and `softmax.hdf5` into `output_dir`, each to a temporary name
-    renamed onto its own once both are complete (a failure or a kill leaves the old pair)."""
+def softmax_files(
+    words: List[str], weight: numpy.ndarray, bias: numpy.ndarray
+) -> Dict[str, Callable[[str], None]]:
+    """The writers of `vocab.txt` and `softmax.hdf5`, by name, for `save_bilm`'s `more_files`
+    (which replaces them together with the biLM's files)."""
     if len(words) != weight.shape[0] or len(words) != bias.shape[0]:
         raise ValueError(f"{len(words)} words for a softmax of {weight.shape[0]} rows")
-    with replaced_when_complete(os.path.join(output_dir, VOCAB_NAME)) as vocab_file:
-        with replaced_when_complete(os.path.join(output_dir, SOFTMAX_NAME)) as softmax_file:
-            with open(vocab_file, "w", encoding="utf-8") as handle:
-                for word in words:
-                    handle.write((BILM_TF_UNKNOWN if word == DEFAULT_OOV_TOKEN else word) + "\n")
-            require_space(softmax_file, weight.nbytes + bias.nbytes)
-            with h5py.File(softmax_file, "w") as handle:
-                handle["softmax/W"] = weight
-                handle["softmax/b"] = bias
+
+    def write_vocabulary(path: str) -> None:
+        with open(path, "w", encoding="utf-8") as handle:
+            for word in words:
+                handle.write((BILM_TF_UNKNOWN if word == DEFAULT_OOV_TOKEN else word) + "\n")
+
+    def write_weights(path: str) -> None:
+        require_space(path, weight.nbytes + bias.nbytes)
+        with h5py.File(path, "w") as handle:
+            handle["softmax/W"] = weight
+            handle["softmax/b"] = bias
+
+    return {SOFTMAX_NAME: write_weights, VOCAB_NAME: write_vocabulary}
 
 
 def read_softmax(

@@ -21,6 +21,7 @@ from overrides import overrides
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.training import random_states
 from elmo_plugin.training.atomic_checkpointer import save_atomically
+from elmo_plugin.training.gradient_settings import check_gradient_settings
 from elmo_plugin.training.random_states import RandomStates
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ class ExactResumeTrainer(GradientDescentTrainer):
         callbacks: Optional[List[TrainerCallback]] = None,
         **kwargs: Any,
     ) -> None:
+        check_gradient_settings(kwargs.get("grad_norm", False), kwargs.get("grad_clipping"))
         self._random_states = _RandomStates()
         callbacks = [*(callbacks or []), self._random_states]
         super().__init__(model, optimizer, data_loader, callbacks=callbacks, **kwargs)

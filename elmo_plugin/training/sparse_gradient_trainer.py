@@ -2,6 +2,7 @@ from typing import Iterable, List, Optional, cast
 
 import torch
 from allennlp.training import Trainer
+from torch.cuda.amp.grad_scaler import OptState
 from overrides import overrides
 
 from elmo_plugin.training.exact_resume import ExactResumeTrainer
@@ -39,6 +40,22 @@ def clip_gradient_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float
     return norm
 
 
+def clip_gradient_values(parameters: Iterable[torch.nn.Parameter], clip_value: float) -> None:
+    """`torch.nn.utils.clip_grad_value_` (every gradient element clamped to at most
+    `clip_value` in absolute value) for dense and sparse gradients alike: torch's fails on a
+    sparse one. A sparse gradient is coalesced first, so that a row met twice is clamped once,
+    summed, as its dense gradient would be."""
+    dense: List[torch.nn.Parameter] = []
+    for parameter in parameters:
+        if parameter.grad is not None and parameter.grad.is_sparse:
+            parameter.grad = parameter.grad.coalesce()
+            parameter.grad._values().clamp_(-clip_value, clip_value)
+        elif parameter.grad is not None:
+            dense.append(parameter)
+    if dense:
+        torch.nn.utils.clip_grad_value_(dense, clip_value)
+
+
 _MULTI_TENSOR_CLIPPING = hasattr(torch.nn.utils, "clip_grads_with_norm_")  # torch 2.6 on
 
 
@@ -54,8 +71,9 @@ class SparseGradientDescentTrainer(ExactResumeTrainer):
     The `exact_resume_gradient_descent` trainer (AllenNLP's `gradient_descent` with an exact
     `--recover`) whose gradient-norm clipping (`grad_norm`) also takes sparse gradients, such
     as the `bilm` model's with `sparse_softmax_gradient` (AllenNLP's calls torch's
-    `clip_grad_norm_`, which has no norm of a sparse CUDA tensor and fails). With no sparse
-    gradient in a step, the clipping is AllenNLP's.
+    `clip_grad_norm_`, which has no norm of a sparse CUDA tensor and fails), and whose
+    clipping of gradient elements (`grad_clipping`) does too (AllenNLP's fails on any sparse
+    gradient). With no sparse gradient in a step, the clipping is AllenNLP's.
 
     Registered as a `Trainer` with name "sparse_gradient_descent".
 
@@ -66,9 +84,22 @@ class SparseGradientDescentTrainer(ExactResumeTrainer):
 
     @overrides
     def rescale_gradients(self) -> Optional[float]:
-        sparse = any(p.grad is not None and p.grad.is_sparse for p in self.model.parameters())
+        sparse = self._has_sparse_gradients()
         if not sparse or isinstance(self._grad_norm, bool) or self._ddp_wrapped_model is not None:
             return super().rescale_gradients()
         if self._scaler is not None:
             self._scaler.unscale_(self.optimizer)
         return clip_gradient_norm(self.model.parameters(), self._grad_norm).item()
+
+    @overrides
+    def clip_gradient(self) -> None:
+        if self._grad_clipping is None or not self._has_sparse_gradients():
+            return super().clip_gradient()
+        if self._scaler is not None:  # unscaled once a step, as AllenNLP's clip_gradient does
+            stage = self._scaler._per_optimizer_states[id(self.optimizer)]["stage"]
+            if stage is not OptState.UNSCALED:
+                self._scaler.unscale_(self.optimizer)
+        clip_gradient_values(self.model.parameters(), self._grad_clipping)
+
+    def _has_sparse_gradients(self) -> bool:
+        return any(p.grad is not None and p.grad.is_sparse for p in self.model.parameters())

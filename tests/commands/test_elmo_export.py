@@ -55,7 +55,7 @@ def exported(tmp_path_factory):
         "trainer.num_epochs": 10,
         "trainer.optimizer.lr": 0.01,
     }
-    allennlp_train("elmo_plugin/training_configs/bilm/bilm_tiny.jsonnet", root / "run", overrides)
+    allennlp_train("training_configs/bilm/bilm_tiny.jsonnet", root / "run", overrides)
     archive = str(root / "run" / "model.tar.gz")
     run_allennlp("elmo-export", archive, str(root / "elmo"), "--include-softmax")
     return archive, str(root / "elmo")
@@ -67,7 +67,13 @@ def _sentences():
 
 def test_export_writes_the_bilm_tf_layout(exported):
     _, out = exported
-    assert sorted(os.listdir(out)) == ["options.json", "softmax.hdf5", "vocab.txt", "weights.hdf5"]
+    assert sorted(os.listdir(out)) == [
+        "manifest.json",
+        "options.json",
+        "softmax.hdf5",
+        "vocab.txt",
+        "weights.hdf5",
+    ]
     options = json.load(open(os.path.join(out, "options.json")))
     assert options["char_cnn"]["n_characters"] == 262
     assert options["lstm"] == {

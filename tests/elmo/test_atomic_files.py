@@ -13,7 +13,7 @@ from elmo_plugin.elmo import load_bilm, save_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats import bilm_tf as bilm_tf_format
 from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting, replaced_when_complete
-from elmo_plugin.lm.softmax_file import read_softmax, write_softmax
+from elmo_plugin.lm.softmax_file import read_softmax, softmax_files
 
 
 def _contents(directory):
@@ -36,19 +36,20 @@ def test_save_bilm_interrupted_leaves_the_previous_export_whole(
     load_bilm(str(tmp_path / "options.json"), str(tmp_path / "weights.hdf5"))
 
 
-def test_write_softmax_failing_leaves_the_previous_softmax_and_vocabulary(tmp_path):
-    write_softmax(
-        str(tmp_path),
-        ["@@UNKNOWN@@", "a"],
-        numpy.ones((2, 3), numpy.float32),
-        numpy.zeros(2, numpy.float32),
+def test_a_softmax_failing_leaves_the_previous_export_and_softmax(
+    tmp_path, elmo_options, elmo_weights
+):
+    bilm = load_bilm(elmo_options, elmo_weights)
+    words = ["@@UNKNOWN@@", "a"]
+    softmax = softmax_files(
+        words, numpy.ones((2, 32), numpy.float32), numpy.zeros(2, numpy.float32)
     )
+    save_bilm(bilm, str(tmp_path), more_files=softmax)
     before = _contents(tmp_path)
-    unwritable = numpy.array([[object()] * 3] * 2)
+    unwritable = numpy.array([[object()] * 32] * 2)
     with pytest.raises(TypeError):
-        write_softmax(
-            str(tmp_path), ["@@UNKNOWN@@", "b"], unwritable, numpy.zeros(2, numpy.float32)
-        )
+        more = softmax_files(["@@UNKNOWN@@", "b"], unwritable, numpy.zeros(2, numpy.float32))
+        save_bilm(load_bilm(elmo_options, None), str(tmp_path), more_files=more)
     assert _contents(tmp_path) == before
     assert read_softmax(str(tmp_path / "softmax.hdf5"))[0] == ["@@UNKNOWN@@", "a"]
 
@@ -136,3 +137,57 @@ def test_an_output_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path
             open(partial, "w").close()
     assert output.is_fifo() if kind == "fifo" else output.is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_rewrite_keeps_the_files_mode(tmp_path):
+    output = tmp_path / "private.json"
+    output.write_text("old")
+    os.chmod(output, 0o600)
+    with replaced_when_complete(str(output)) as partial:
+        with open(partial, "w") as handle:
+            handle.write("new")
+    assert output.read_text() == "new" and (output.stat().st_mode & 0o7777) == 0o600
+
+
+def test_a_rewrite_keeps_the_files_owner_and_group_where_permitted(tmp_path):
+    output = tmp_path / "shared.json"
+    output.write_text("old")
+    if os.geteuid() == 0:  # root may give any owner
+        owner, group = 12345, 23456
+    else:  # others may give a group of their own
+        groups = [g for g in os.getgroups() if g != os.getegid()]
+        if not groups:
+            pytest.skip("this user is in one group only")
+        owner, group = os.geteuid(), groups[0]
+    os.chown(output, owner, group)
+    with replaced_when_complete(str(output)) as partial:
+        open(partial, "w").close()
+    assert (output.stat().st_uid, output.stat().st_gid) == (owner, group)
+
+
+def test_a_255_byte_output_name_is_written(tmp_path):
+    output = tmp_path / ("é" * 100 + "x" * 55)  # 255 bytes in UTF-8
+    assert len(output.name.encode()) == 255
+    for content in ("first", "second"):
+        with replaced_when_complete(str(output)) as partial:
+            assert len(os.path.basename(partial).encode()) <= 255
+            with open(partial, "w") as handle:
+                handle.write(content)
+    assert output.read_text() == "second" and sorted(tmp_path.iterdir()) == [output]
+
+
+def test_check_output_file_names_a_missing_or_unwritable_directory(tmp_path):
+    from elmo_plugin.elmo.formats.atomic_files import check_output_file
+
+    with pytest.raises(ConfigurationError, match=r"directory .*nowhere does not exist"):
+        check_output_file(str(tmp_path / "nowhere" / "out.json"), "--output-file")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(
+        ConfigurationError, match=r"--output-file .*file/out.json: .*file is not a directory"
+    ):
+        check_output_file(str(tmp_path / "file" / "out.json"), "--output-file")
+    if os.geteuid() != 0:
+        (tmp_path / "locked").mkdir(mode=0o500)
+        with pytest.raises(ConfigurationError, match=r"locked is not writable"):
+            check_output_file(str(tmp_path / "locked" / "out.json"), "--output-file")
+    check_output_file(str(tmp_path / "out.json"), "--output-file")

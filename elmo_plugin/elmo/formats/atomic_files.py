@@ -1,9 +1,13 @@
 """
 Writing a file so that it is either the old one or the complete new one, never half of either:
 the new content goes to a temporary file beside it, which is renamed onto it once complete.
-The one way the plugin writes files (`save_bilm`, `write_softmax`, `elmo-embed`, the
-checkpointer, `elmo-perplexity --output-file`), with the check that an output is none of a
-command's inputs. It imports nothing else of `elmo_plugin`.
+The one way the plugin writes files (`elmo-embed`, the checkpointer, `elmo-perplexity
+--output-file`; sets of files, such as an export, through `file_sets`), with the checks that
+an output can be written (`check_output_file`, before the work) and is none of a command's
+inputs. It imports nothing else of `elmo_plugin`.
+
+- A rewritten file keeps the mode, and as far as this user may, the owner and group of the
+  file it replaces; the temporary name stays within the file system's name limit.
 
 - A failure, a kill or Ctrl-C (`KeyboardInterrupt`) while writing leaves the old file as it
   was. The temporary file is removed on any exception; one left by a process killed with -9
@@ -19,13 +23,16 @@ command's inputs. It imports nothing else of `elmo_plugin`.
 
 import contextlib
 import errno
+import hashlib
 import logging
 import os
 import shutil
+import stat
 import tempfile
 from typing import Iterator, Mapping, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.package_files import local_path
 
 logger = logging.getLogger(__name__)
 
@@ -41,44 +48,136 @@ def default_file_mode() -> int:
     return 0o666 & ~umask
 
 
-@contextlib.contextmanager
-def replaced_when_complete(path: str) -> Iterator[str]:
-    """Yields a temporary path in the directory of `path` (of its target, for a symlink) to
-    write to; when the block ends without an exception the file gets the mode a plain `open`
-    would have given it, is flushed to disk and renamed onto `path` (`os.replace`, atomic);
-    otherwise it is removed and `path` is left as it was."""
+def check_output_file(path: str, what: str = "output") -> None:
+    """A `ConfigurationError` naming `what` (e.g. "--output-file"), `path` and the cause when
+    `path` cannot be written: its directory missing, not a directory or not writable, or
+    `path` an existing directory, device or pipe. Commands call it before their work."""
     target = os.path.realpath(path)
     if os.path.exists(target) and not os.path.isfile(target):
         raise ConfigurationError(
-            f"output {path} is not a regular file (a directory, device or pipe): replacing it "
+            f"{what} {path} is not a regular file (a directory, device or pipe): replacing it "
             "would destroy it; name a file"
         )
-    directory, name = os.path.split(target)
+    problem = _directory_problem(os.path.dirname(target))
+    if problem is not None:
+        raise ConfigurationError(f"cannot write {what} {path}: {problem}")
+
+
+def check_output_directory(path: str, what: str = "output directory") -> None:
+    """A `ConfigurationError` when the directory `path` (made if missing) cannot be written:
+    it is a file, or its nearest existing ancestor is not a writable directory."""
+    existing = os.path.realpath(path)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if existing == os.path.realpath(path) and not os.path.isdir(existing):
+        raise ConfigurationError(f"{what} {path} is not a directory")
+    problem = _directory_problem(existing)
+    if problem is not None:
+        raise ConfigurationError(f"cannot write {what} {path}: {problem}")
+
+
+def _directory_problem(directory: str) -> Optional[str]:
+    if not os.path.exists(directory):
+        return f"the directory {directory} does not exist"
+    if not os.path.isdir(directory):
+        return f"{directory} is not a directory"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return f"the directory {directory} is not writable"
+    return None
+
+
+@contextlib.contextmanager
+def replaced_when_complete(path: str) -> Iterator[str]:
+    """Yields a temporary path in the directory of `path` (of its target, for a symlink) to
+    write to; when the block ends without an exception the file gets the mode and owner of
+    the file it replaces (a new one: those a plain `open` would give it), is flushed to disk
+    and renamed onto `path` (`os.replace`, atomic); otherwise it is removed and `path` is
+    left as it was."""
+    partial = staged_partial(path)
+    try:
+        with naming_a_full_disk(path):
+            yield partial
+            commit_partial(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+def staged_partial(path: str) -> str:
+    """Checks `path` (`check_output_file`), removes the partial files killed writers left
+    for it, and makes an empty temporary file beside its target: the path to write to."""
+    check_output_file(path)
+    directory, name = os.path.split(os.path.realpath(path))
     remove_stale_partials(directory, name)
     try:
         handle, partial = tempfile.mkstemp(
-            prefix=f".{name}.{os.getpid()}-", suffix=_PARTIAL_SUFFIX, dir=directory
+            prefix=f".{_partial_stem(name, directory)}.{os.getpid()}-",
+            suffix=_PARTIAL_SUFFIX,
+            dir=directory,
         )
     except OSError as error:
         raise ConfigurationError(f"cannot write {path}: {error.strerror} ({directory})") from error
     os.close(handle)
-    try:
-        yield partial
-        # mkstemp makes the file 0600, private whatever the umask.
-        os.chmod(partial, default_file_mode())
+    return partial
+
+
+def commit_partial(partial: str, path: str) -> None:
+    """Gives the written `partial` the mode and owner of `path`'s target (or a new file's),
+    flushes it to disk and renames it onto that target; a full disk is a `DiskFullError`."""
+    target = os.path.realpath(path)
+    with naming_a_full_disk(path):
+        _take_mode_and_owner(partial, target)
         with open(partial, "rb") as written:
             os.fsync(written.fileno())
         os.replace(partial, target)
+
+
+@contextlib.contextmanager
+def naming_a_full_disk(path: str) -> Iterator[None]:
+    """Turns an error of the block that came from a full disk into a `DiskFullError` naming
+    `path` and its directory."""
+    try:
+        yield
     except DiskFullError:
         raise
     except Exception as error:
-        full = _full_disk_error(error, path, directory)
+        full = _full_disk_error(error, path, os.path.dirname(os.path.realpath(path)))
         if full is None:
             raise
         raise full from error
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+
+
+def _take_mode_and_owner(partial: str, target: str) -> None:
+    """mkstemp makes the file 0600, private whatever the umask: give it the replaced file's
+    mode and owner (each as far as this user may), or a new file's mode."""
+    try:
+        existing = os.stat(target)
+    except FileNotFoundError:
+        os.chmod(partial, default_file_mode())
+        return
+    for owner in ((existing.st_uid, existing.st_gid), (-1, existing.st_gid)):
+        try:
+            os.chown(partial, *owner)
+            break
+        except PermissionError:
+            continue
+    os.chmod(partial, stat.S_IMODE(existing.st_mode))  # after chown, which clears setuid
+
+
+def _partial_stem(name: str, directory: str) -> str:
+    """`name`, or for a name too long to take the temporary name's 30 more bytes within the
+    file system's limit, its start and a hash of the whole (the same each time, so that
+    `remove_stale_partials` finds it)."""
+    try:
+        longest = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    encoded = os.fsencode(name)
+    room = longest - 32
+    if len(encoded) <= room:
+        return name
+    digest = hashlib.sha256(encoded).hexdigest()[:12]
+    return os.fsdecode(encoded[: room - len(digest) - 1]) + "~" + digest
 
 
 class DiskFullError(OSError):
@@ -120,7 +219,7 @@ def _full_disk_error(error: Exception, path: str, directory: str) -> Optional[OS
 def remove_stale_partials(directory: str, name: str) -> None:
     """Removes the temporary files `replaced_when_complete` left for `name` in `directory`
     when killed: those whose writing process no longer runs."""
-    prefix = f".{name}."
+    prefix = f".{_partial_stem(name, directory)}."
     try:
         entries = os.listdir(directory)
     except OSError:
@@ -147,13 +246,15 @@ def _runs(pid: int) -> bool:
 
 def refuse_overwriting(output: str, inputs: Mapping[str, Optional[str]]) -> None:
     """A `ConfigurationError` when the file `output` would be written over one of `inputs`
-    (what it is, e.g. "--weight-file", to its path; None, URLs and names inside the installed
-    package are skipped), compared after following symlinks, hard links included."""
-    for what, path in inputs.items():
-        if path is None or "://" in path:
+    (what it is, e.g. "--weight-file", to its name), both resolved to real paths first
+    (`package_files.local_path`: `elmo_plugin://...` and downloaded published files included;
+    None and URLs not downloaded are skipped), compared after following symlinks, hard links
+    included."""
+    for what, name in inputs.items():
+        path = None if name is None else local_path(name)
+        if path is None:
             continue
-        path = os.path.expanduser(path)
-        if _same_file(output, path):
+        if _same_file(local_path(output) or output, path):
             raise ConfigurationError(
                 f"output file {output} is the {what} {path}; writing it would destroy the {what}"
             )

@@ -1,6 +1,8 @@
 import logging
-from typing import Any, Dict, Optional, Tuple, Union
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
 
+import numpy
 import torch
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
@@ -13,6 +15,7 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
 from elmo_plugin.elmo.formats.bilm_tf import check_options
+from elmo_plugin.elmo.formats.file_sets import read_together
 from elmo_plugin.lm.dataset_readers.bilm_corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -20,7 +23,7 @@ from elmo_plugin.lm.dataset_readers.bilm_corpus import (
 )
 from elmo_plugin.lm.metrics import TokenPerplexity
 from elmo_plugin.lm.modules import SampledSoftmax
-from elmo_plugin.lm.softmax_file import read_softmax
+from elmo_plugin.lm.softmax_file import VOCAB_NAME, read_softmax
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +110,14 @@ class BilmLanguageModel(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         dtype = parse_compute_dtype(compute_dtype)
-        self._bilm = _build_bilm(bilm, options_file, weight_file, dropout, dtype)
+        # Read as one set: a softmax from another export than the weights is an error.
+        with read_together(
+            _files_read(options_file, weight_file, softmax_file, softmax_vocab_file)
+        ):
+            self._bilm = _build_bilm(bilm, options_file, weight_file, dropout, dtype)
+            exported = (
+                None if softmax_file is None else read_softmax(softmax_file, softmax_vocab_file)
+            )
         self._bilm.set_execution(Execution.parse(execution))
         logger.info("bilm: execution %s", self._bilm.execution.described())
         self._dropout = torch.nn.Dropout(dropout)
@@ -124,8 +134,8 @@ class BilmLanguageModel(Model):
         self._lane_states: Dict[bool, _LaneStates] = {}
         if initializer is not None:
             initializer(self)
-        if softmax_file is not None:
-            self.load_softmax(softmax_file, softmax_vocab_file)
+        if softmax_file is not None and exported is not None:
+            self._copy_softmax(softmax_file, *exported)
 
     @property
     def bilm(self) -> ElmoBiLm:
@@ -242,7 +252,13 @@ class BilmLanguageModel(Model):
     def load_softmax(self, softmax_file: str, vocab_file: Optional[str] = None) -> None:
         """Copies the rows of an exported softmax into this one, word by word; words the
         export does not know keep their initial weights."""
-        words, weight, bias = read_softmax(softmax_file, vocab_file)
+        with read_together(_files_read(None, None, softmax_file, vocab_file)):
+            words, weight, bias = read_softmax(softmax_file, vocab_file)
+        self._copy_softmax(softmax_file, words, weight, bias)
+
+    def _copy_softmax(
+        self, softmax_file: str, words: List[str], weight: numpy.ndarray, bias: numpy.ndarray
+    ) -> None:
         if weight.shape[1] != self._softmax.embedding_dim:
             raise ConfigurationError(
                 f"{softmax_file}: softmax of dimension {weight.shape[1]}, but the biLM's top "
@@ -319,6 +335,18 @@ class _LaneStates:
             self.hidden = torch.cat([self.hidden[:, :known], new_hidden], dim=1)
             self.memory = torch.cat([self.memory[:, :known], new_memory], dim=1)
             self.window = torch.cat([self.window[:known], new_window])
+
+
+def _files_read(
+    options_file: Optional[str],
+    weight_file: Optional[str],
+    softmax_file: Optional[str],
+    vocab_file: Optional[str],
+) -> List[str]:
+    """The files a model of these arguments reads (`read_softmax`'s default vocabulary too)."""
+    if softmax_file is not None and vocab_file is None:
+        vocab_file = os.path.join(os.path.dirname(softmax_file), VOCAB_NAME)
+    return [path for path in (options_file, weight_file, softmax_file, vocab_file) if path]
 
 
 def _build_bilm(

@@ -298,3 +298,13 @@ def test_reads_the_shared_splits(shared_data):
         counts[split] = (len(instances), sum(len(i["text"]) for i in instances))
     # The README's documents and tokens (section 11).
     assert counts == {"train": (80, 165871), "dev": (10, 22864), "test": (10, 21797)}
+
+
+def test_an_existing_path_with_glob_characters_is_taken_literally(tmp_path):
+    shutil.copy(BLEAK_HOUSE, tmp_path / "train[1].conll")
+    (instance,) = read(tmp_path / "train[1].conll")
+    assert len(instance["text"]) == 203
+    (tmp_path / "data[1]").mkdir()
+    shutil.copy(BLEAK_HOUSE, tmp_path / "data[1]" / BLEAK_HOUSE.name)
+    (instance,) = read(tmp_path / "data[1]")
+    assert len(instance["text"]) == 203

@@ -216,3 +216,14 @@ def test_reads_the_shared_splits(shared_data):
         instances = SstTreesReader().read(f"{shared_data}/sst/trees/{split}.txt")
         counts[split] = sum(1 for _ in instances)
     assert counts == {"train": 8544, "dev": 1101, "test": 2210}  # the README's counts
+
+
+@pytest.mark.parametrize("use_subtrees", [False, True])
+def test_a_file_with_nothing_to_read_in_the_granularity_names_file_and_setting(
+    tmp_path, use_subtrees
+):
+    path = write(tmp_path, "(2 (2 It) (2 is))\n(2 (2 A) (2 film))\n", "neutral.txt")
+    reader = SstTreesReader(granularity="2-class", use_subtrees=use_subtrees)
+    with pytest.raises(ConfigurationError, match=r"neutral\.txt: no .*'2-class'.*2 trees"):
+        list(reader.read(path))
+    assert len(list(SstTreesReader(granularity="3-class").read(path))) == 2

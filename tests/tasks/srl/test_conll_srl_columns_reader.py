@@ -103,3 +103,10 @@ def test_max_sentence_length_from_params_reaches_the_reader():
     reader = DatasetReader.from_params(params)
     instances = reader.read(str(FIXTURES / "conll2005_style.txt"))
     assert [len(metadata_of(i)["words"]) for i in instances] == [5]
+
+
+def test_a_file_without_a_predicate_is_an_error_naming_file_and_column(tmp_path):
+    path = tmp_path / "no_predicates.txt"
+    path.write_text("He -\nran -\n\nShe -\n")
+    with pytest.raises(ConfigurationError, match=r"no_predicates.txt: no predicates \(predicate"):
+        list(ConllSrlColumnsReader().read(str(path)))

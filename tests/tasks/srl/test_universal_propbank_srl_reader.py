@@ -236,3 +236,12 @@ def test_max_sentence_length_in_a_config_reaches_the_reader():
     assert isinstance(reader, UniversalPropbankSrlReader)
     assert reader.long_sentences.max_length == 7
     assert {len(metadata_of(i)["words"]) for i in reader.read(str(FIXTURE))} <= set(range(1, 8))
+
+
+def test_a_file_without_an_annotated_predicate_is_an_error_naming_it(tmp_path):
+    # The fixture's predicate-less sentence, twice.
+    sentence = "# text = ***\n1\t***\t***\tPUNCT\tNFP\t_\t0\troot\t0:root\t_\t_\t\n"
+    path = tmp_path / "none.conllu"
+    path.write_text(sentence + "\n" + sentence, encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"none.conllu: no annotated predicates found"):
+        read(path)

@@ -156,14 +156,16 @@ class LitbankCorefReader(DatasetReader):
                 offset = end
 
     def _document_files(self, path: str) -> List[str]:
-        """The CoNLL files `path` names (see the class docstring)."""
-        if glob.has_magic(path):
-            files = sorted(glob.glob(os.path.expanduser(path)))
+        """The CoNLL files `path` names (see the class docstring); an existing file or directory
+        is taken as named, even with glob characters in its name (`train[1].conll`)."""
+        expanded = os.path.expanduser(path)
+        if glob.has_magic(path) and not os.path.exists(expanded):
+            files = sorted(glob.glob(expanded))
             if not files:
                 raise ConfigurationError(f"no file matches the data path {path!r}")
             return files
-        if os.path.isdir(os.path.expanduser(path)):
-            files = sorted(glob.glob(os.path.join(os.path.expanduser(path), "*.conll")))
+        if os.path.isdir(expanded):
+            files = sorted(glob.glob(os.path.join(glob.escape(expanded), "*.conll")))
             if not files:
                 raise ConfigurationError(f"the data directory {path!r} has no *.conll file")
             return files

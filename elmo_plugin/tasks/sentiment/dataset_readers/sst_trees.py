@@ -198,13 +198,18 @@ class SstTreesReader(DatasetReader):
     def _read(self, file_path: str) -> Iterator[Instance]:
         check_data_file(file_path)
         logger.info("Reading SST trees from %s", file_path)
-        trees = require_some(self._trees(file_path), file_path, "trees")
+        read = [0]
+        trees = require_some(
+            self._trees_with_labels(require_some(self._trees(file_path), file_path, "trees"), read),
+            file_path,
+            f"trees with a {'phrase' if self.use_subtrees else 'root'} label in the granularity "
+            f"{self.granularity!r}",
+            lambda: f"{read[0]} trees read, every such label neutral (2), which it drops",
+        )
         for line_number, words, phrases in self.shard_iterable(trees):
             contexts: Dict[int, TextField] = {}  # the sentence's windows, by first word
-            for phrase in phrases if self.use_subtrees else phrases[:1]:
+            for phrase in self._labelled(phrases):
                 label = self._labels[phrase.label]
-                if label is None:
-                    continue
                 where = f"{file_path}, line {line_number}"
                 kept = truncate_long(
                     words[phrase.start : phrase.end], self.max_sentence_length, where
@@ -213,6 +218,21 @@ class SstTreesReader(DatasetReader):
                 if self.phrases_in_context:
                     self._add_context(instance, words, phrase.start, len(kept), contexts)
                 yield instance
+
+    def _labelled(self, phrases: List[Phrase]) -> List[Phrase]:
+        """The phrases of a tree that become instances: the root (or with `use_subtrees` every
+        node) unless the granularity drops its label."""
+        wanted = phrases if self.use_subtrees else phrases[:1]
+        return [phrase for phrase in wanted if self._labels[phrase.label] is not None]
+
+    def _trees_with_labels(
+        self, trees: Iterable[Tuple[int, List[str], List[Phrase]]], read: List[int]
+    ) -> Iterator[Tuple[int, List[str], List[Phrase]]]:
+        """The trees that give an instance; `read[0]` counts all."""
+        for tree in trees:
+            read[0] += 1
+            if self._labelled(tree[2]):
+                yield tree
 
     def _add_context(
         self,

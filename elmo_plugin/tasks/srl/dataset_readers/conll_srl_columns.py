@@ -13,6 +13,7 @@ from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     LongSkipper,
     check_data_file,
+    require_any,
     require_some,
 )
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import (
@@ -99,10 +100,20 @@ class ConllSrlColumnsReader(DatasetReader):
             _sentences(text_lines(file_path)), lambda rows: rows, lambda rows: rows[0][0], file_path
         )
         kept = require_some(sentences, file_path, "sentences", self.long_sentences.summary)
+        kept = require_any(
+            kept,
+            self._has_predicate,
+            file_path,
+            f"predicates (predicate_column {self._predicate_column})",
+        )
         for rows in self.shard_iterable(kept):
             yield from self._sentence_instances(rows, file_path)
         if self.long_sentences.count:
             logger.warning("%s: %s", file_path, self.long_sentences.summary())
+
+    def _has_predicate(self, rows: List[Tuple[int, List[str]]]) -> bool:
+        column = self._predicate_column
+        return any(len(cells) > column and cells[column] != _NOT_A_PREDICATE for _, cells in rows)
 
     def _sentence_instances(
         self, rows: List[Tuple[int, List[str]]], file_path: str

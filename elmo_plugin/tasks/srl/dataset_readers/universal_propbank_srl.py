@@ -12,6 +12,7 @@ from elmo_plugin.tasks.reading import (
     DEFAULT_MAX_SENTENCE_LENGTH,
     LongSkipper,
     check_data_file,
+    require_any,
     require_some,
 )
 from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
@@ -103,6 +104,7 @@ class UniversalPropbankSrlReader(DatasetReader):
             file_path,
         )
         kept = require_some(sentences, file_path, "sentences", self.long_sentences.summary)
+        kept = require_any(kept, _gives_instances, file_path, "annotated predicates")
         for sentence in self.shard_iterable(kept):
             yield from self._sentence_instances(sentence, file_path)
         if self.long_sentences.count:
@@ -133,3 +135,7 @@ class UniversalPropbankSrlReader(DatasetReader):
     @overrides
     def apply_token_indexers(self, instance: Instance) -> None:
         attach_token_indexers(instance, self._token_indexers)
+
+
+def _gives_instances(sentence: PropbankSentence) -> bool:
+    return bool(sentence.predicate_indices) and bool(sentence.argument_labels)
