@@ -90,12 +90,11 @@ def test_each_run_stays_within_max_tokens_and_gives_the_same_vectors(
     batch = sentences[:20] + [long_document] + sentences[20:]
     runs = []
     bounded = ElmoEmbedder(elmo_options, elmo_weights, max_tokens=64)
-    bounded.elmo_bilm.register_forward_pre_hook(lambda _, args: runs.append(args[0].shape))
+    bounded.elmo_bilm.lstm.register_forward_pre_hook(lambda _, args: runs.append(args[0].shape))
     chunked = bounded.embed_batch(batch)
-    positions = [rows * (tokens + 2) for rows, tokens, _ in runs]
-    # Every run within the bound, but the 300-token document, which runs alone.
-    assert [p for p in positions if p > 64] == [302]
-    assert runs[positions.index(302)][0] == 1 and len(runs) > 5
+    # Every run within the bound, the 300-token document too (in windows, 2 rows of 32).
+    assert max(rows * positions for rows, positions, _ in runs) <= 64 and len(runs) > 10
+    assert (2, 32) in [run[:2] for run in runs]
     whole = ElmoEmbedder(elmo_options, elmo_weights, max_tokens=10**6).embed_batch(batch)
     for ours, expected in zip(chunked, whole):
         numpy.testing.assert_allclose(ours, expected, atol=1e-6, rtol=0)

@@ -35,7 +35,7 @@ class ElmoEmbed(Subcommand):
         subparser = parser.add_parser(
             self.name, description=description, help=description.split(" (Found")[0]
         )
-        model = subparser.add_mutually_exclusive_group(required=True)
+        model = subparser.add_mutually_exclusive_group()
         cli.add_arguments(subparser, model)
         model.add_argument(
             "--archive",

@@ -5,16 +5,27 @@ same arguments (`add_arguments`) and `--archive` besides.
 """
 
 import argparse
-from typing import List, Optional
+import datetime
+import logging
+import os
+from typing import Dict, List, Optional, Tuple
+
+import torch
 
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
 from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.execution.devices import check_cuda_device
+from elmo_plugin.elmo.formats.names import BilmFiles, require_weights, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
-from elmo_plugin.embedding.elmo_embedder import embed_file
+from elmo_plugin.elmo.formats.published_models import PUBLISHED_MODELS
+from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.threads import usable_cpus
+
+logger = logging.getLogger(__name__)
 
 DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
 
@@ -25,19 +36,39 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
     parser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
     parser.add_argument("output_file", help="the hdf5 file to write")
     model.add_argument(
-        "--options-file",
-        help="bilm-tf options.json (with --weight-file): a path, a URL, or "
-        f"{SHIPPED_BILM}/options.json for the shipped biLM",
+        "--model",
+        help="a whole biLM: a published biLM's short name "
+        f"({', '.join(PUBLISHED_MODELS)}), or a folder holding one (an elmo-export, an "
+        f"ELMoForManyLangs model, {SHIPPED_BILM}). Default: the shipped biLM, {SHIPPED_BILM}",
     )
-    parser.add_argument("--weight-file", help="bilm-tf weights.hdf5")
+    model.add_argument(
+        "--options-file",
+        help="bilm-tf options.json, with --weight-file: a path, a URL or elmo_plugin://...",
+    )
+    parser.add_argument("--weight-file", help="bilm-tf weights.hdf5, with --options-file")
     parser.add_argument(
         "--output-format",
         choices=OUTPUT_FORMATS,
         default="all",
         help="all layers, the top layer, or their average",
     )
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--cuda-device", type=int, default=-1)
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="sentences of a biLM run at most"
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help="token positions of a biLM run at most (sentences times the longest, markers "
+        "included): bounds the memory; a longer sentence is embedded alone in windows",
+    )
+    parser.add_argument(
+        "--cuda-device",
+        type=int,
+        default=-1,
+        help="the GPU to run on, -1 for the CPU; under torchrun each process takes the GPU of "
+        "its LOCAL_RANK",
+    )
     parser.add_argument(
         "--compute-dtype",
         choices=sorted(COMPUTE_DTYPES),
@@ -51,38 +82,99 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
 def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
     """Before any biLM is loaded: the flags that go together, and no input as the output
     (`archive_files`: the files an `--archive` reads, named by it)."""
-    if args.options_file and not args.weight_file:
-        raise ConfigurationError("--options-file needs --weight-file")
+    check_cuda_device(args.cuda_device, "--cuda-device")
     if args.batch_size < 1:
         raise ConfigurationError(f"--batch-size must be a positive integer, got {args.batch_size}")
-    inputs = {"--options-file": args.options_file, "--weight-file": args.weight_file}
+    if args.max_tokens < 1:
+        raise ConfigurationError(f"--max-tokens must be a positive integer, got {args.max_tokens}")
+    if args.archive and args.weight_file:
+        raise ConfigurationError("--weight-file goes with --options-file, not --archive")
+    inputs = {} if args.archive else _bilm_inputs(args)
     for path in archive_files:
         inputs[f"--archive file {path}" if path != args.archive else "--archive"] = path
     refuse_overwriting(args.output_file, inputs)
 
 
+def named_bilm(args: argparse.Namespace) -> BilmFiles:
+    """The biLM's files that `--model`, or `--options-file` with `--weight-file`, name (the
+    shipped biLM when neither is given)."""
+    if args.options_file:
+        return require_weights(resolve_bilm(args.options_file, args.weight_file, "--options-file"))
+    if args.weight_file and not args.model:
+        raise ConfigurationError("--weight-file goes with --options-file")
+    return require_weights(resolve_bilm(args.model or SHIPPED_BILM, args.weight_file, "--model"))
+
+
+def _bilm_inputs(args: argparse.Namespace) -> Dict[str, Optional[str]]:
+    """The files the biLM is read from, by what named them, for the output to be checked
+    against: a folder's every file for a format read from a folder."""
+    files = named_bilm(args)
+    if args.options_file:
+        return {"--options-file": files.options_file, "--weight-file": files.weight_file}
+    if files.weight_file is not None:
+        return {"--model's options": files.options_file, "--model's weights": files.weight_file}
+    folder = files.options_file
+    return {f"--model's {name}": os.path.join(folder, name) for name in os.listdir(folder)}
+
+
 def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
-    """Embeds as `args` say, with `bilm` when given (an archive's), else the options file's."""
-    if bilm is None:
-        bilm = load_bilm(args.options_file, args.weight_file)
-    bilm.set_compute_dtype(parse_compute_dtype(args.compute_dtype))
-    embed_file(
-        bilm,
-        args.input_file,
-        args.output_file,
-        args.output_format,
-        args.batch_size,
-        args.cuda_device,
-    )
+    """Embeds as `args` say, with `bilm` when given (an archive's), else the options file's;
+    under `torchrun` as one process of the group (`elmo_plugin.embedding.bulk`)."""
+    cuda_device, local_processes = _join_process_group(args.cuda_device)
+    try:
+        _use_usable_threads(cuda_device, local_processes)
+        if bilm is None:
+            files = named_bilm(args)
+            bilm = load_bilm(files.options_file, files.weight_file)
+        bilm.set_compute_dtype(parse_compute_dtype(args.compute_dtype))
+        embed_file(
+            bilm,
+            args.input_file,
+            args.output_file,
+            args.output_format,
+            args.batch_size,
+            cuda_device,
+            args.max_tokens,
+        )
+    finally:
+        if local_processes:
+            torch.distributed.destroy_process_group()
+
+
+def _join_process_group(cuda_device: int) -> Tuple[int, int]:
+    """Under `torchrun` (WORLD_SIZE over 1): joins the process group (NCCL on GPUs, gloo on
+    the CPU) and returns the device of this process (its LOCAL_RANK's GPU) and the number of
+    processes on this machine; else `(cuda_device, 0)`."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return cuda_device, 0
+    backend = "nccl" if cuda_device >= 0 else "gloo"
+    # A rank that finishes its share waits at a barrier for the others: hours on a long job.
+    torch.distributed.init_process_group(backend, timeout=datetime.timedelta(days=7))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    local_processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    if cuda_device >= 0:
+        cuda_device = local_rank
+        torch.cuda.set_device(cuda_device)
+    return cuda_device, local_processes
+
+
+def _use_usable_threads(cuda_device: int, local_processes: int) -> None:
+    """Threads for the CPUs this process may really use (affinity and cgroup quota), shared
+    among the processes of this machine; said in the log."""
+    cpus, found = usable_cpus()
+    threads = max(1, cpus // max(1, local_processes))
+    torch.set_num_threads(threads)
+    shared = f", shared by {local_processes} processes" if local_processes > 1 else ""
+    device = "the CPU" if cuda_device < 0 else f"GPU {cuda_device}"
+    logger.info("embedding on %s with %d torch threads (%s%s)", device, threads, found, shared)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="elmo-embed", description=DESCRIPTION)
     add_arguments(parser, parser)
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args.archive = None
-    if not args.options_file:
-        parser.error("--options-file is required")
     try:
         check_arguments(args, [])
         embed(args)

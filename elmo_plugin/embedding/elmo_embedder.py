@@ -6,23 +6,29 @@ It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
 `elmo_plugin.embedding.embeddings_file`; nothing of it is registered.
 """
 
+import logging
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 import numpy
 import torch
 
-from elmo_plugin.elmo import ElmoBiLm, batch_to_ids, load_bilm
+from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.elmo.formats.package_files import SCHEME, SHIPPED_BILM
-from elmo_plugin.elmo.formats.published_models import PREFIX, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.names import (
+    SHIPPED_OPTIONS,
+    require_weights,
+    resolve_bilm,
+)
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
-from elmo_plugin.embedding.embeddings_file import InputFile, write_embeddings
+from elmo_plugin.embedding.bulk import embed_in_bulk
+from elmo_plugin.embedding.embeddings_file import InputFile
+from elmo_plugin.embedding.long_sequences import embed_long_sequence
 
-DEFAULT_OPTIONS_FILE = f"{SHIPPED_BILM}/options.json"
-DEFAULT_WEIGHT_FILE = f"{SHIPPED_BILM}/weights.hdf5"
+logger = logging.getLogger(__name__)
+
+DEFAULT_OPTIONS_FILE = SHIPPED_OPTIONS
 DEFAULT_BATCH_SIZE = 64
 # Token positions (rows times the longest row, <S> and </S> included) of one biLM run.
 DEFAULT_MAX_TOKENS = 4096
@@ -52,12 +58,16 @@ class ElmoEmbedder:
     sentence gets the same vectors in every call, whatever else is in its batch.
 
     Memory: each biLM run sees at most `max_tokens` token positions (sentences times the
-    longest of them, markers included), or one sentence alone when it is longer; every method
-    but `batch_to_embeddings` (0.9's single run) splits its input so, and copies each
-    sentence's layers out of the run. A run's peak memory beyond the weights grows with its
-    positions, so `max_tokens` bounds it (docs/performance.md has the measured peaks of the
-    original size's biLM and the shipped one). `embed_sentences` and `embed_file` hold one batch of
-    results at a time, whatever the number of sentences; `embed` returns one padded array.
+    longest of them, markers included); a longer sentence runs alone in windows of half that,
+    its LSTM states carried from window to window, equal to one run over it to float32
+    rounding (`elmo_plugin.embedding.long_sequences`). Every method but `batch_to_embeddings`
+    (0.9's single run) splits its input so, and copies each sentence's layers out of the run.
+    A run's peak memory beyond the weights grows with its positions, so `max_tokens` bounds it
+    (docs/performance.md has the measured peaks of the original size's biLM and the shipped
+    one). On a device out of memory, a run is split in halves and retried, a single sentence
+    in smaller windows, each with a warning. `embed_sentences` holds one batch of results at a
+    time, whatever the number of sentences; `embed` returns one padded array; `embed_file` is
+    the bulk job of `elmo-embed` (docs/bulk_embedding.md).
 
     # Parameters
 
@@ -86,8 +96,9 @@ class ElmoEmbedder:
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
+        files = require_weights(resolve_bilm(options_file, weight_file))
         bilm = load_bilm(
-            *_bilm_files(options_file, weight_file), execution=Execution.parse(execution)
+            files.options_file, files.weight_file, execution=Execution.parse(execution)
         )
         self._hold(bilm, cuda_device, max_tokens)
 
@@ -142,7 +153,7 @@ class ElmoEmbedder:
             empty = torch.zeros(len(batch), self.num_layers, 0, self.get_output_dim())
             return empty.to(device), torch.zeros(len(batch), 0, dtype=torch.bool, device=device)
         with torch.no_grad():
-            output = self.elmo_bilm(batch_to_ids(batch).to(device))
+            output = self.elmo_bilm(self.elmo_bilm.batch_to_ids(batch).to(device))
         stripped = [
             remove_sentence_boundaries(layer, output["mask"]) for layer in output["activations"]
         ]
@@ -157,13 +168,48 @@ class ElmoEmbedder:
         _check_sentences(batch)
         embedded: List[numpy.ndarray] = []
         for chunk in _chunks(batch, self.max_tokens):
-            activations, mask = self.batch_to_embeddings(chunk)
-            lengths = mask.sum(dim=1).tolist()
-            activations = activations.cpu()
-            for row, length in enumerate(lengths):
-                # A copy: a view would keep the whole run's padded activations alive.
-                embedded.append(numpy.array(activations[row, :, :length].numpy(), copy=True))
+            embedded.extend(self._embed_fitting(chunk, self.max_tokens))
         return embedded
+
+    def _embed_fitting(self, chunk: List[Sentence], max_tokens: int) -> List[numpy.ndarray]:
+        """The layers of `chunk` (within `max_tokens`, or one sentence longer, embedded in
+        windows); on a device out of memory, the halves of `chunk` one after the other, and a
+        sentence alone in windows of half the positions, down to single positions."""
+        try:
+            if len(chunk) == 1 and len(chunk[0]) + 2 > max_tokens:
+                return [embed_long_sequence(self.elmo_bilm, chunk[0], max_tokens)]
+            return self._embed_run(chunk)
+        except RuntimeError as error:
+            if not is_out_of_memory(error) or (len(chunk) == 1 and max_tokens <= 2):
+                raise
+        _release_device_memory()
+        if len(chunk) > 1:
+            half = len(chunk) // 2
+            logger.warning(
+                "device out of memory on %d sentences: embedding them in two halves", len(chunk)
+            )
+            return self._embed_fitting(chunk[:half], max_tokens) + self._embed_fitting(
+                chunk[half:], max_tokens
+            )
+        smaller = min(max_tokens, len(chunk[0]) + 2) // 2
+        logger.warning(
+            "device out of memory on a sentence of %d tokens: embedding it in windows of %d "
+            "positions",
+            len(chunk[0]),
+            max(1, smaller // 2),
+        )
+        return self._embed_fitting(chunk, smaller)
+
+    def _embed_run(self, chunk: List[Sentence]) -> List[numpy.ndarray]:
+        """The layers of each sentence of `chunk` from one biLM run."""
+        activations, mask = self.batch_to_embeddings(chunk)
+        lengths = mask.sum(dim=1).tolist()
+        activations = activations.cpu()
+        # Copies: a view would keep the whole run's padded activations alive.
+        return [
+            numpy.array(activations[row, :, :length].numpy(), copy=True)
+            for row, length in enumerate(lengths)
+        ]
 
     def embed_sentences(
         self, sentences: Iterable[Sentence], batch_size: int = DEFAULT_BATCH_SIZE
@@ -224,10 +270,13 @@ class ElmoEmbedder:
         hdf5 file `output_file_path`, in the layout of 0.9's `allennlp elmo`: one float32
         dataset per sentence named by its 0-based line number, `(L + 1, num_tokens, dim)` or
         `(num_tokens, dim)` for `output_format` `"top"` or `"average"`, and `sentence_to_index`,
-        a JSON map from each line's text to its dataset name. The file is written beside
-        `output_file_path` and renamed onto it once complete. An empty line gives a dataset of
-        0 tokens, with one warning. Returns the number of sentences. (The writer, with its
-        checks, is `elmo_plugin.embedding.embeddings_file.write_embeddings`.)
+        a JSON map from each line's text to its dataset name. The sentences run sorted by
+        length; each finished batch goes to a journal beside the output, from which a killed
+        call resumes when repeated, and the file is written from it in line order and renamed
+        onto `output_file_path` once complete (docs/bulk_embedding.md). An empty line gives a
+        dataset of 0 tokens, with one warning. Returns the number of sentences. (The job is
+        `elmo_plugin.embedding.bulk.embed_in_bulk`, the writer with its checks
+        `elmo_plugin.embedding.embeddings_file.write_hdf5`.)
 
         # Parameters
 
@@ -242,8 +291,8 @@ class ElmoEmbedder:
             Name each dataset by its line's text instead (no `sentence_to_index`); a repeated
             line, or one holding `/` (a path in hdf5), is an error naming the line.
         """
-        return write_embeddings(
-            self.embed_batch,
+        return embed_in_bulk(
+            self,
             input_file,
             output_file_path,
             output_format,
@@ -260,10 +309,11 @@ def embed_file(
     output_format: str = "all",
     batch_size: int = DEFAULT_BATCH_SIZE,
     cuda_device: int = -1,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> int:
     """
     `ElmoEmbedder.embed_file` with a biLM already built (an archive's, or one in a compute
-    dtype): what `allennlp elmo-embed` runs. Returns the number of lines.
+    dtype): what `elmo-embed` and `allennlp elmo-embed` run. Returns the number of lines.
 
     # Parameters
 
@@ -274,39 +324,21 @@ def embed_file(
     output_format : `str`, optional (default = `"all"`)
     batch_size : `int`, optional (default = `64`)
     cuda_device : `int`, optional (default = `-1`)
+    max_tokens : `int`, optional (default = `4096`)
     """
-    embedder = ElmoEmbedder.from_bilm(bilm, cuda_device)
+    embedder = ElmoEmbedder.from_bilm(bilm, cuda_device, max_tokens)
     return embedder.embed_file(input_file, output_file, output_format, batch_size)
 
 
-def _bilm_files(
-    options_file: Union[str, "os.PathLike[str]"],
-    weight_file: Union[None, str, "os.PathLike[str]"],
-) -> Tuple[str, str]:
-    """The biLM's two files from `ElmoEmbedder`'s arguments: a published biLM's short name, a
-    folder holding an export (`options.json` and `weights.hdf5`), or the two files; the weights
-    may be left out only where the options name them (the shipped biLM, a name, a folder)."""
-    options, weights = os.fspath(options_file), (
-        None if weight_file is None else os.fspath(weight_file)
-    )
-    if options in PUBLISHED_MODELS or os.path.isdir(options):
-        if weights is not None:
-            raise ConfigurationError(
-                f"options_file {options!r} names a whole biLM, which brings its own weights; "
-                f"leave out weight_file (got {weights!r})"
-            )
-        if options in PUBLISHED_MODELS:
-            options = f"{SCHEME}{PREFIX}{options}"
-        return f"{options}/{OPTIONS_NAME}", f"{options}/{WEIGHTS_NAME}"
-    if weights is None and options == DEFAULT_OPTIONS_FILE:
-        return options, DEFAULT_WEIGHT_FILE
-    if weights is None:
-        raise ConfigurationError(
-            f"options_file {options!r} needs its weight_file (bilm-tf weights.hdf5): without it "
-            "the biLM's weights would be random. Name both files, a folder holding both, or a "
-            f"published biLM by name ({', '.join(sorted(PUBLISHED_MODELS))})"
-        )
-    return options, weights
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether `error` is a device running out of memory (`torch.cuda.OutOfMemoryError` since
+    torch 1.13, a `RuntimeError` saying so before)."""
+    return "out of memory" in str(error)
+
+
+def _release_device_memory() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _check_positive(name: str, value: int) -> None:
@@ -339,7 +371,8 @@ def _shown(value: object) -> str:
 
 def _chunks(batch: List[Sentence], max_tokens: int) -> Iterator[List[Sentence]]:
     """Consecutive groups of sentences whose padded size (count times the longest, plus
-    the two markers) is at most `max_tokens`, or one sentence that alone is over it."""
+    the two markers) is at most `max_tokens`, or one sentence that alone is over it (embedded
+    in windows)."""
     chunk: List[Sentence] = []
     longest = 0
     for sentence in batch:

@@ -8,32 +8,28 @@ its text), `(L + 1, num_tokens, dim)` or `(num_tokens, dim)` for `top` and `aver
 - The input is a path or URL (read as `text_lines` reads: UTF-8 checked, any line end; a pipe
   such as `/dev/stdin` or `<(...)` read once) or an open text file.
 - The output is written beside itself and renamed onto it once complete
-  (`replaced_when_complete`); an output that is the input is refused; the free disk space is
-  checked before each batch is written (`require_space`).
+  (`replaced_when_complete`), in line order, the same bytes for the same layers; the free
+  disk space is checked before each dataset is written (`require_space`).
 - A sentence whose vectors are not finite stops with a `ConfigurationError` naming its line;
-  empty lines give datasets of 0 tokens and one warning naming them.
+  empty lines give datasets of 0 tokens and one warning naming them; with sentence keys, a
+  line that cannot name a dataset (holding `/` or NUL, empty, repeated) is an error before
+  any work.
 
-It builds on the ELMo core's `atomic_files` and on `text_files`; the sentences are embedded by
-the caller's function (`ElmoEmbedder.embed_batch`).
+It builds on the ELMo core's `atomic_files` and on `text_files`; the sentences are embedded and
+journaled by `elmo_plugin.embedding.bulk`.
 """
 
 import json
 import logging
 import os
-import stat
-from dataclasses import dataclass, field
-from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import IO, Callable, Container, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Union
 
 import h5py
 import numpy
-import tqdm
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import (
-    refuse_overwriting,
-    replaced_when_complete,
-    require_space,
-)
+from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.embedding.text_files import text_lines
 
 logger = logging.getLogger(__name__)
@@ -41,85 +37,72 @@ logger = logging.getLogger(__name__)
 OUTPUT_FORMATS = ("all", "top", "average")
 
 InputFile = Union[str, "os.PathLike[str]", IO[str]]
-# Tokenised sentences to each one's layers, `(L + 1, num_tokens, dim)`.
-EmbedBatch = Callable[[List[List[str]]], List[numpy.ndarray]]
 # `(line number from 0, stripped line)`.
 Line = Tuple[int, str]
 
 
-@dataclass
-class _Written:
-    """What has been written so far: the index, the empty lines (from 1), the line count."""
-
-    index: Dict[str, str] = field(default_factory=dict)
-    empty: List[int] = field(default_factory=list)
-    count: int = 0
+def read_lines(input_file: InputFile) -> List[Line]:
+    """Every `(line number from 0, stripped line)` of `input_file`, read once."""
+    return list(_lines(input_file))
 
 
-def write_embeddings(
-    embed_batch: EmbedBatch,
-    input_file: InputFile,
+def check_output_format(output_format: str) -> None:
+    if output_format not in OUTPUT_FORMATS:
+        raise ConfigurationError(
+            f"output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
+        )
+
+
+def check_sentence_keys(lines: List[Line], source: Optional[str]) -> None:
+    """Before any work: every line can name its dataset (`use_sentence_keys`)."""
+    seen: Set[str] = set()
+    for line in lines:
+        _dataset_key(line, source, True, seen)
+        seen.add(line[1])
+
+
+def format_layers(
+    layers: numpy.ndarray, output_format: str, source: Optional[str], number: int
+) -> numpy.ndarray:
+    """A sentence's `(L + 1, num_tokens, dim)` layers in `output_format`, checked finite."""
+    _check_finite(layers, source, number)
+    if output_format == "top":
+        return layers[-1]
+    if output_format == "average":
+        return layers.mean(axis=0)
+    return layers
+
+
+def write_hdf5(
     output_file: str,
-    output_format: str = "all",
-    batch_size: int = 64,
+    lines: List[Line],
+    layers_of: Callable[[int], numpy.ndarray],
+    source: Optional[str],
     forget_sentences: bool = False,
     use_sentence_keys: bool = False,
-) -> int:
-    """
-    Embeds each line of `input_file` with `embed_batch`, `batch_size` lines at a time, into the
-    hdf5 file `output_file` (the layout above). Returns the number of lines.
-
-    # Parameters
-
-    embed_batch : `Callable[[List[List[str]]], List[numpy.ndarray]]`
-        The layers of each tokenised sentence, `(L + 1, num_tokens, dim)`.
-    input_file : `str`, `os.PathLike` or a text file object
-    output_file : `str`
-    output_format : `str`, optional (default = `"all"`)
-        `"all"`, `"top"` or `"average"`.
-    batch_size : `int`, optional (default = `64`)
-    forget_sentences : `bool`, optional (default = `False`)
-        Leave out `sentence_to_index`.
-    use_sentence_keys : `bool`, optional (default = `False`)
-        Name each dataset by its line's text instead (no `sentence_to_index`); a repeated
-        line, or one holding `/` (a path in hdf5), is an error naming the line.
-    """
-    _check_arguments(output_format, batch_size)
-    source = _input_name(input_file)
-    refuse_overwriting(output_file, {"input file": source})
-    written = _Written()
+) -> None:
+    """Writes the hdf5 file `output_file` (the layout above) in line order, each line's
+    formatted layers from `layers_of(line number)`: the same bytes for the same layers,
+    however they were computed."""
+    index: Dict[str, str] = {}
     with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
-        for batch in tqdm.tqdm(
-            _batches(_lines(input_file), batch_size),
-            desc="embedding batches",
-            total=_count_batches(source, batch_size),
-        ):
-            layers = embed_batch([line.split() for _, line in batch])
-            formatted = [_format(one, output_format) for one in layers]
-            require_space(output_file, sum(one.nbytes for one in formatted))
-            for line, sentence_layers in zip(batch, formatted):
-                _write_sentence(out, line, sentence_layers, source, use_sentence_keys, written)
+        for line in lines:
+            layers = layers_of(line[0])
+            require_space(output_file, layers.nbytes)
+            key = _dataset_key(line, source, use_sentence_keys, ())
+            out.create_dataset(key, data=layers, dtype="float32")
+            index[line[1]] = key
         if not (forget_sentences or use_sentence_keys):
-            _write_index(out, written.index, output_file)
-    _warn_about_empty(source, written)
-    return written.count
+            _write_index(out, index, output_file)
+    _warn_about_empty(source, lines)
 
 
-def _input_name(input_file: InputFile) -> Optional[str]:
+def input_name(input_file: InputFile) -> Optional[str]:
     """The path or URL of `input_file`, for messages; None for a file object without one."""
     if isinstance(input_file, (str, os.PathLike)):
         return os.fspath(input_file)
     name = getattr(input_file, "name", None)
     return name if isinstance(name, str) else None
-
-
-def _check_arguments(output_format: str, batch_size: int) -> None:
-    if output_format not in OUTPUT_FORMATS:
-        raise ConfigurationError(
-            f"output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
-        )
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
 
 
 def _lines(input_file: InputFile) -> Iterator[Line]:
@@ -134,58 +117,6 @@ def _lines(input_file: InputFile) -> Iterator[Line]:
         yield number, line.strip()
 
 
-def _batches(lines: Iterable[Line], batch_size: int) -> Iterator[List[Line]]:
-    batch: List[Line] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) == batch_size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _count_batches(source: Optional[str], batch_size: int) -> Optional[int]:
-    """The number of batches in a regular file, for the progress bar; None for anything
-    else (a pipe, `/dev/stdin`, `<(...)`, a URL, a file object), which can be read only once."""
-    if source is None:
-        return None
-    try:
-        regular = stat.S_ISREG(os.stat(source).st_mode)
-    except OSError:
-        return None
-    if not regular:
-        return None
-    with open(source, "rb") as handle:
-        return -(-sum(1 for _ in handle) // batch_size)
-
-
-def _format(layers: numpy.ndarray, output_format: str) -> numpy.ndarray:
-    if output_format == "top":
-        return layers[-1]
-    if output_format == "average":
-        return layers.mean(axis=0)
-    return layers
-
-
-def _write_sentence(
-    out: h5py.File,
-    line: Line,
-    layers: numpy.ndarray,
-    source: Optional[str],
-    use_sentence_keys: bool,
-    written: _Written,
-) -> None:
-    number, text = line
-    _check_finite(layers, source, number)
-    key = _dataset_key(out, line, source, use_sentence_keys)
-    out.create_dataset(key, data=layers, dtype="float32")
-    written.index[text] = key
-    written.count = number + 1
-    if not text:
-        written.empty.append(number + 1)
-
-
 def _check_finite(layers: numpy.ndarray, source: Optional[str], number: int) -> None:
     bad = layers.size - int(numpy.isfinite(layers).sum())
     if bad:
@@ -196,17 +127,19 @@ def _check_finite(layers: numpy.ndarray, source: Optional[str], number: int) -> 
         )
 
 
-def _dataset_key(out: h5py.File, line: Line, source: Optional[str], use_sentence_keys: bool) -> str:
+def _dataset_key(
+    line: Line, source: Optional[str], use_sentence_keys: bool, earlier: Container[str]
+) -> str:
     number, text = line
     if not use_sentence_keys:
         return str(number)
     where = f"{source or 'the input'}, line {number + 1}"
-    if "/" in text or text in ("", ".", ".."):
+    if "/" in text or "\0" in text or text in ("", ".", ".."):
         raise ConfigurationError(
-            f"{where}: {text[:50]!r} cannot name an hdf5 dataset (a path there); "
-            "use_sentence_keys=False names datasets by line number"
+            f"{where}: {text[:50]!r} cannot name an hdf5 dataset (a path there, and names end "
+            "at a NUL character); use_sentence_keys=False names datasets by line number"
         )
-    if text in out:
+    if text in earlier:
         raise ConfigurationError(
             f"{where} repeats an earlier line, which use_sentence_keys cannot name twice; "
             "use_sentence_keys=False names datasets by line number"
@@ -220,15 +153,16 @@ def _write_index(out: h5py.File, index: Dict[str, str], output_file: str) -> Non
     out.create_dataset("sentence_to_index", data=[index_json])
 
 
-def _warn_about_empty(source: Optional[str], written: _Written) -> None:
+def _warn_about_empty(source: Optional[str], lines: List[Line]) -> None:
     name = source or "the input"
-    if not written.count:
+    empty = [number + 1 for number, text in lines if not text]
+    if not lines:
         logger.warning("%s has no lines: the output holds no sentences", name)
-    elif written.empty:
+    elif empty:
         logger.warning(
             "%s: %d empty lines (lines %s%s) get datasets of 0 tokens",
             name,
-            len(written.empty),
-            ", ".join(map(str, written.empty[:10])),
-            ", ..." if len(written.empty) > 10 else "",
+            len(empty),
+            ", ".join(map(str, empty[:10])),
+            ", ..." if len(empty) > 10 else "",
         )

@@ -133,25 +133,20 @@ def test_help_states_each_default_once(monkeypatch, capsys):
     assert "(default = all)" in text and "(default: all)" not in text
 
 
-def test_the_progress_bar_knows_the_number_of_batches(monkeypatch, tmp_path, elmo_options):
-    from elmo_plugin.embedding import embeddings_file
-
-    totals = []
-    real_tqdm = embeddings_file.tqdm.tqdm
-
-    def counting_tqdm(*args, **kwargs):
-        totals.append(kwargs.get("total"))
-        return real_tqdm(*args, **kwargs)
-
-    monkeypatch.setattr(embeddings_file.tqdm, "tqdm", counting_tqdm)
+def test_progress_lines_give_rank_sentences_tokens_rates_and_time_left(
+    tmp_path, elmo_options, caplog
+):
     (tmp_path / "in.txt").write_text("a b\nc\nd e f\n")
-    embed_file(
-        load_bilm(elmo_options, None),
-        str(tmp_path / "in.txt"),
-        str(tmp_path / "out.hdf5"),
-        batch_size=2,
-    )
-    assert totals == [2]
+    with caplog.at_level("INFO", logger="elmo_plugin.embedding.progress"):
+        embed_file(
+            load_bilm(elmo_options, None),
+            str(tmp_path / "in.txt"),
+            str(tmp_path / "out.hdf5"),
+            batch_size=2,
+        )
+    last = [r.getMessage() for r in caplog.records if r.name.endswith("progress")][-1]
+    assert last.startswith("rank 0/1: 3/3 sentences (100%), 6/6 tokens; ")
+    assert "sentences/s" in last and "tokens/s" in last and " done in 0:00:" in last
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
@@ -207,24 +202,12 @@ def _pipe_with(data: bytes) -> str:
     return f"/dev/fd/{read_end}"
 
 
-def test_a_pipe_is_read_once_with_a_progress_bar_without_a_total(
-    monkeypatch, tmp_path, elmo_options, elmo_weights
-):
-    from elmo_plugin.embedding import embeddings_file
-
-    totals = []
-    real_tqdm = embeddings_file.tqdm.tqdm
-
-    def counting_tqdm(*args, **kwargs):
-        totals.append(kwargs.get("total"))
-        return real_tqdm(*args, **kwargs)
-
-    monkeypatch.setattr(embeddings_file.tqdm, "tqdm", counting_tqdm)
+def test_a_pipe_is_read_once(tmp_path, elmo_options, elmo_weights):
     pipe = _pipe_with(b"a b\nc\nd e f\n")
     count = embed_file(
         load_bilm(elmo_options, elmo_weights), pipe, str(tmp_path / "o.hdf5"), batch_size=2
     )
-    assert count == 3 and totals == [None]
+    assert count == 3
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert [written[str(i)].shape[1] for i in range(3)] == [2, 1, 3]
 
@@ -304,7 +287,7 @@ def test_non_finite_vectors_from_finite_weights_are_an_error_naming_the_line(
     with torch.no_grad():
         bilm.character_encoder.projection.weight.mul_(1e38)  # finite, but overflows float32
     assert all(torch.isfinite(p).all() for p in bilm.parameters())
-    with pytest.raises(ConfigurationError, match=r"in.txt, line 1: the biLM gave .*non-finite"):
+    with pytest.raises(ConfigurationError, match=r"in.txt, line 2: the biLM gave .*non-finite"):
         embed_file(bilm, str(text), str(output))
     assert output.read_bytes() == b"previous"
 
@@ -332,12 +315,16 @@ def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(
     free = iter([10**9, 10**9, 2**20 + 100])  # the third batch finds the disk nearly full
     monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, next(free)))
     with pytest.raises(
-        OSError, match=f"no space left on the disk holding {tmp_path} .*o.hdf5"
+        OSError, match=f"no space left on the disk holding {tmp_path}/.elmo-embed-.*part-0.bin"
     ) as caught:
         embed_file(load_bilm(elmo_options, elmo_weights), str(text), str(output), batch_size=4)
     assert caught.value.errno == errno.ENOSPC
     assert output.read_bytes() == b"previous"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "o.hdf5"]
+    # Beside them only the journal of the batches done, from which a rerun resumes.
+    assert sorted(p.name for p in tmp_path.iterdir() if ".elmo-embed-" not in p.name) == [
+        "in.txt",
+        "o.hdf5",
+    ]
 
 
 def test_an_empty_input_warns_that_nothing_was_embedded(tmp_path, elmo_options, caplog):
