@@ -20,11 +20,19 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import elmo_plugin  # noqa: F401  (its configs' `elmo_plugin/...` imports resolve in jsonnet)
 from allennlp.common import params
+from elmo_plugin.data_paths import DATA_VARIABLE
+from elmo_plugin.elmo.formats.package_files import configs_directory
 
 from experiments.samples import SAMPLE_FILE
 
 Config = Dict[str, Any]
-CONFIGS = os.path.join(os.path.dirname(os.path.abspath(elmo_plugin.__file__)), "training_configs")
+CONFIGS = configs_directory()
+# The runs read the fixed splits of ../shared/data (its README, section 8), named to the packaged
+# configs (training_configs/common/data.libsonnet) here and in their training's environment,
+# whatever the user's own ELMO_PLUGIN_DATA: it gives the data paths, and so the records' digests,
+# that the configs held when they wrote ../shared/data themselves.
+DATA = "../shared/data"
+DATA_VARIABLES = {DATA_VARIABLE: DATA}
 
 
 def sample_by_name(config: Config) -> Config:
@@ -92,8 +100,8 @@ def _evaluated(file_name: str, text: str, stamp: Tuple[int, ...]) -> str:
     """A config's JSON text: the file `file_name`, or `text` as if it were that file (`stamp`:
     when its files last changed)."""
     if text:
-        return params.evaluate_snippet(file_name, text)
-    return params.evaluate_file(file_name)
+        return params.evaluate_snippet(file_name, text, ext_vars=DATA_VARIABLES)
+    return params.evaluate_file(file_name, ext_vars=DATA_VARIABLES)
 
 
 def _stamp(paths: Sequence[str]) -> Tuple[int, ...]:

@@ -39,7 +39,9 @@ from experiments.tasks import TASKS  # noqa: E402
 
 def old_digest(config_file: str) -> str:
     """The digest the earlier layout kept: of the config file's jsonnet evaluation (text)."""
-    text = configs.params.evaluate_file(os.path.join(PROJECT_ROOT, config_file))
+    text = configs.params.evaluate_file(
+        os.path.join(PROJECT_ROOT, config_file), ext_vars=configs.DATA_VARIABLES
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -6,7 +6,7 @@
 #      dataset reader, as a corpus, its dev split's as held-out text
 #      (experiments/task_sentences.py);
 #   2. the shipped biLM's held-out perplexity on them as it is (allennlp elmo-perplexity),
-#      then one epoch of elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet from it;
+#      then one epoch of training_configs/bilm/bilm_finetune.jsonnet from it;
 #   3. allennlp elmo-export of the result;
 #   4. experiments/paper_tables.py table1 --tasks TASK with that biLM (same budget and seeds
 #      as table 1), into $OUT/tables.
@@ -21,6 +21,7 @@ shift
 PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-runs/domain_adaptation/$TASK}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+export ELMO_PLUGIN_DATA=../shared/data  # the packaged configs' data (common/data.libsonnet)
 mkdir -p "$OUT"
 
 "$PYTHON" experiments/task_sentences.py "$TASK" train "$OUT/train_sentences.txt"
@@ -36,7 +37,7 @@ print(sys.argv[2], ", ".join(f"{name} {metrics[key]:.1f}" for name, key in direc
     "$OUT/perplexity_$2.json" "held-out perplexity $3:"
 }
 perplexity elmo_plugin/pretrained/elmo_wikipedia_512x128 shipped "of the shipped biLM"
-"$PYTHON" -m allennlp train elmo_plugin/training_configs/bilm/bilm_finetune.jsonnet -s "$OUT/bilm" \
+"$PYTHON" -m allennlp train training_configs/bilm/bilm_finetune.jsonnet -s "$OUT/bilm" \
   --include-package elmo_plugin --force --file-friendly-logging \
   -o "{\"train_data_path\": \"$OUT/train_sentences.txt\", \"validation_data_path\": \"$OUT/dev_sentences.txt\"}" \
   > "$OUT/bilm.log" 2>&1

@@ -143,6 +143,12 @@ def font(size: int) -> Union[ImageFont.ImageFont, ImageFont.FreeTypeFont]:
         return ImageFont.load_default()
 
 
+# The figure's words, one for every drawing of it: the paper's s_j are the softmax of the
+# scalar mix's parameters w_j (what a config's `scalar_parameters` hold).
+TITLE = "Learned ELMo layer weights s = softmax(w) per task"
+Y_LABEL = "layer weight s_j"
+
+
 def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
     layers = layer_names(groups)
     bar, gap, left, top, plot_height = 28, 36, 70, 60, 300
@@ -153,6 +159,7 @@ def draw(groups: List[Tuple[str, Mix]], title: str, output: str) -> None:
     canvas = ImageDraw.Draw(image)
     small, normal = font(12), font(15)
     canvas.text((left, 15), title, fill="black", font=normal)
+    canvas.text((10, top - 26), Y_LABEL, fill="black", font=small)
     y_max = max(1.0, max(mix.get(layer, 0.0) for _, mix in groups for layer in layers))
     y_of = lambda value: top + plot_height - value / y_max * plot_height  # noqa: E731
     for tick in range(0, 11, 2):
@@ -201,7 +208,7 @@ def main() -> None:
     )
     parser.add_argument("inputs", nargs="+", help="[task=]serialization_dir_or_model.tar.gz")
     parser.add_argument("-o", "--output", default="elmo_layer_weights.png")
-    parser.add_argument("--title", default="Learned ELMo layer weights softmax(w) per task")
+    parser.add_argument("--title", default=TITLE)
     args = parser.parse_args()
     groups = groups_of(args.inputs)
     print_table(groups)

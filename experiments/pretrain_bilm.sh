@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's pretrained biLM (elmo_plugin/pretrained/elmo_wikipedia_512x128/), from scratch:
-#   1. train elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet on the tokenised Wikipedia corpus
+#   1. train training_configs/bilm/bilm_wikipedia_cpu.jsonnet on the tokenised Wikipedia corpus
 #      of ../shared/data (one thread, "epochs" of 300 batches so a checkpoint lands every few
 #      minutes; rerun this script after an interruption and it resumes with --recover),
 #   2. archive the best checkpoint (also when the run was stopped before its last epoch),
@@ -25,11 +25,12 @@ BATCHES=${BATCHES:-300}  # batches an "epoch": a checkpoint and a validation eac
 RUN=${RUN:-runs/pretrained_bilm}
 OUT=${OUT:-elmo_plugin/pretrained/elmo_wikipedia_512x128}
 STAGES=${STAGES:-"train archive export evaluate"}
-CONFIG=${CONFIG:-elmo_plugin/training_configs/bilm/bilm_wikipedia_cpu.jsonnet}
+CONFIG=${CONFIG:-training_configs/bilm/bilm_wikipedia_cpu.jsonnet}
 TRAIN=${TRAIN:-}
 COMPUTE_DTYPE=${COMPUTE_DTYPE:-}
 THREADS=${THREADS:-1}  # torch threads for training: 1 keeps a core free for other work
 DATA=../shared/data
+export ELMO_PLUGIN_DATA=$DATA  # where the packaged configs read it (common/data.libsonnet)
 PLUGIN="--include-package elmo_plugin"
 
 stage() { [[ " $STAGES " == *" $1 "* ]]; }

@@ -23,6 +23,7 @@ PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-runs/srl_elmo_diagnostics}
 DIAGNOSTICS=${*:-full_budget head small adapted}
 ELMO=model.text_field_embedder.token_embedders.elmo
+export ELMO_PLUGIN_DATA=../shared/data  # the packaged configs' data (common/data.libsonnet)
 
 FULL_BUDGET=(--overrides 'srl={"trainer.patience": null}')
 

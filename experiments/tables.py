@@ -246,7 +246,7 @@ class PaperTables:
             return Table([], [], "(no finished +ELMo run to draw)"), results
         if self.figure is not None:
             os.makedirs(os.path.dirname(os.path.abspath(self.figure)), exist_ok=True)
-            title = "Learned ELMo layer weights softmax(s) per task (best epoch)"
+            title = f"{plot_layer_weights.TITLE} (best epoch)"
             plot_layer_weights.draw(groups, title, self.figure)
         layers = plot_layer_weights.layer_names(groups) + [GAMMA]
         rows = [

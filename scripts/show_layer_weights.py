@@ -1,4 +1,6 @@
-"""Prints the ELMo layer weights a task model learned, from its metrics.json."""
+"""Prints the ELMo layer weights a task model learned, from its metrics.json, and its F1; with
+the CoNLL files it was validated and tested on (2nd and 3rd arguments), how many sentences each
+score is on, so that a score on a handful of sentences is not read as a result."""
 
 import json
 import sys
@@ -24,5 +26,18 @@ scores = {
     for k, v in metrics.items()
     if k.startswith("test_f1") or k.startswith("best_validation_f1")
 }
+
+
+def sentences_in(conll_file: str) -> int:
+    """The sentences of a CoNLL-2003 file: its blocks of lines but the -DOCSTART- ones."""
+    with open(conll_file, encoding="utf-8") as handle:
+        blocks = handle.read().split("\n\n")
+    return sum(1 for block in blocks if block.strip() and not block.startswith("-DOCSTART-"))
+
+
+evaluated_on = dict(zip(("best_validation", "test"), sys.argv[2:4]))
 for key, value in sorted(scores.items()):
-    print(f"  {key}: {value:.4f}")
+    split = "test" if key.startswith("test") else "best_validation"
+    on = evaluated_on.get(split)
+    note = f"  (on the {sentences_in(on)} sentences of {on}: it learns, no more)" if on else ""
+    print(f"  {key}: {value:.4f}{note}")

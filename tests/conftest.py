@@ -48,8 +48,12 @@ def one_torch_thread():
 
 @pytest.fixture(autouse=True)
 def _run_from_project_root(monkeypatch):
-    # Configs name data relative to the project root, as the README runs them.
+    # Configs name data relative to the project root, as the README runs them; the packaged
+    # configs' data folder is named as the project's runs name it (experiments/configs.py).
+    from elmo_plugin.data_paths import DATA_VARIABLE
+
     monkeypatch.chdir(PROJECT_ROOT)
+    monkeypatch.setenv(DATA_VARIABLE, "../shared/data")
 
 
 @pytest.fixture

@@ -89,27 +89,65 @@ def test_without_the_import_the_block_is_not_found(tmp_path):
     assert "couldn't open import" in result.stderr and "elmo.libsonnet" in result.stderr
 
 
-def test_the_wrapper_is_idempotent_and_keeps_a_callers_library_dirs(monkeypatch):
+def test_the_wrapper_is_idempotent():
     from allennlp.common import params
 
-    seen = []
-
-    def evaluate(*args, **kwargs):
-        seen.append(kwargs["jpathdir"])
-        return "{}"
-
-    monkeypatch.setattr(params, "evaluate_file", evaluate)
     config_imports.enable_config_imports()
-    wrapped = params.evaluate_file
+    wrapped = params.evaluate_file, params.evaluate_snippet, params.cached_path
     config_imports.enable_config_imports()
-    assert params.evaluate_file is wrapped
-    params.evaluate_file("x.jsonnet")
-    params.evaluate_file("x.jsonnet", jpathdir="/mine")
-    parent = config_imports.PACKAGE_PARENT
-    assert seen == [parent, [parent, "/mine"]]
-    assert os.path.isfile(
-        os.path.join(parent, "elmo_plugin", "training_configs", "common", "elmo.libsonnet")
-    )
+    assert (params.evaluate_file, params.evaluate_snippet, params.cached_path) == wrapped
+
+
+BLOCK = "elmo_plugin/training_configs/common/elmo.libsonnet"
+
+
+def _evaluate(snippet, **kwargs):
+    from allennlp.common import params
+
+    config_imports.enable_config_imports()
+    return json.loads(params.evaluate_snippet("snippet", snippet, **kwargs))
+
+
+def test_a_packaged_block_resolves_in_the_top_level_training_configs():
+    assert _evaluate(f'(import "{BLOCK}").output_dim') == 256  # the shipped biLM's options
+    assert (PROJECT_ROOT / "training_configs" / "common" / "elmo.libsonnet").is_file()
+    assert not (PROJECT_ROOT / "elmo_plugin" / "training_configs").exists()
+
+
+def test_a_callers_library_dir_and_the_importing_directory_win_over_the_package(tmp_path):
+    mine = tmp_path / "mine"
+    (mine / "elmo_plugin" / "training_configs" / "common").mkdir(parents=True)
+    (mine / BLOCK).write_text('{ output_dim: "mine" }')
+    assert _evaluate(f'(import "{BLOCK}").output_dim', jpathdir=str(mine)) == "mine"
+    (tmp_path / "elmo_plugin").symlink_to(mine / "elmo_plugin")
+    config = tmp_path / "config.jsonnet"
+    config.write_text(f'(import "{BLOCK}").output_dim')
+    from allennlp.common import params
+
+    assert json.loads(params.evaluate_file(str(config))) == "mine"
+
+
+def test_a_missing_import_names_the_file():
+    with pytest.raises(RuntimeError) as error:
+        _evaluate('import "elmo_plugin/training_configs/common/nothing.libsonnet"')
+    assert "couldn't open import" in str(error.value) and "nothing.libsonnet" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "elmo_plugin://training_configs/../../../../../../etc/hostname",
+        "elmo_plugin://training_configs/../pretrained/elmo_wikipedia_512x128/options.json",
+        "elmo_plugin:///etc/hostname",
+    ],
+)
+def test_a_packaged_config_name_cannot_leave_the_configs(name):
+    from allennlp.common import Params
+
+    from elmo_plugin.elmo.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        Params.from_file(name)
 
 
 def test_the_import_changes_only_allennlp_params_config_file_functions(tmp_path):
@@ -153,15 +191,22 @@ def test_a_packaged_task_config_trains_by_name_with_data_overrides(tmp_path, mon
     assert (tmp_path / "run" / "model.tar.gz").is_file()
 
 
-def test_without_data_overrides_the_error_names_the_file_and_the_overrides(tmp_path, monkeypatch):
+def test_without_data_named_the_error_names_the_variable_files_and_overrides(tmp_path, monkeypatch):
     from elmo_plugin.elmo.errors import ConfigurationError
 
-    monkeypatch.chdir(tmp_path)
+    sibling = tmp_path / "shared" / "data" / "conll2003"
+    sibling.mkdir(parents=True)
+    for split in ("train", "dev", "test"):
+        (sibling / f"{split}.txt").write_text((FIXTURES / "ner" / "train.txt").read_text())
+    (tmp_path / "user").mkdir()
+    monkeypatch.chdir(tmp_path / "user")  # beside a ../shared/data the user did not name
+    monkeypatch.delenv("ELMO_PLUGIN_DATA", raising=False)
     with pytest.raises(ConfigurationError) as error:
         _allennlp(monkeypatch, "train", PACKAGED_NER, "-s", "run")
     message = str(error.value)
-    assert "data file '../shared/data/conll2003/train.txt' not found" in message
-    assert f"relative to the working directory {tmp_path}" in message
+    assert message.startswith("$ELMO_PLUGIN_DATA/conll2003/train.txt: no data folder named")
+    assert "export ELMO_PLUGIN_DATA=/path/to/data" in message
+    assert "conll2003/train.txt, conll2003/dev.txt, conll2003/test.txt" in message
     assert (
         '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\''
         in message

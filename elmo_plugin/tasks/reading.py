@@ -10,6 +10,7 @@ import logging
 import os
 from typing import Callable, Iterable, Iterator, List, Optional, Sized, TypeVar
 
+from elmo_plugin.data_paths import DATA_OVERRIDES, DATA_VARIABLE, check_data_named, expected_files
 from elmo_plugin.elmo.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -22,25 +23,26 @@ T = TypeVar("T")
 DEFAULT_MAX_SENTENCE_LENGTH = 512
 
 
-# How a user names their own data for a task config (README "Configs").
-DATA_OVERRIDES = (
-    '-o \'{"train_data_path": "...", "validation_data_path": "...", "test_data_path": "..."}\''
-)
-
-
 def check_data_file(file_path: str) -> None:
     """A local `file_path` that does not exist is a `ConfigurationError` naming the path tried,
-    the working directory it was relative to, and the overrides that name other files (the
-    task configs name `../shared/data`'s files by default). URLs are left to the download."""
+    the working directory it was relative to, the files the packaged configs expect and the
+    overrides that name others (`elmo_plugin.data_paths`). URLs are left to the download."""
     path = os.fspath(file_path)
+    check_data_named(path)
     if "://" in path or os.path.isfile(os.path.expanduser(path)):
         return
     tried = os.path.abspath(os.path.expanduser(path))
     relative = "" if os.path.isabs(path) else f", relative to the working directory {os.getcwd()}"
+    expected = expected_files(path)
+    under = (
+        f" The packaged configs read {', '.join(expected)} under {DATA_VARIABLE}="
+        f"{os.environ.get(DATA_VARIABLE)}."
+        if expected
+        else ""
+    )
     raise ConfigurationError(
-        f"data file {path!r} not found (tried {tried}{relative}). The task configs read "
-        "../shared/data's files by default (training_configs/common/data.libsonnet); name yours "
-        f"with {DATA_OVERRIDES} (`allennlp train`), or in the config"
+        f"data file {path!r} not found (tried {tried}{relative}).{under} Name your files with "
+        f"{DATA_OVERRIDES} (`allennlp train`), or in the config"
     )
 
 
@@ -62,6 +64,23 @@ def require_some(
         raise ConfigurationError(
             f"{file_path}: no {what} found{'; ' + reason if reason else ''}; "
             "expected at least one"
+        )
+
+
+def require_any(
+    items: Iterable[T], gives_some: Callable[[T], bool], file_path: str, what: str
+) -> Iterator[T]:
+    """Yields `items`; when none of them `gives_some` (e.g. no sentence has a predicate, so
+    the file gives no instance), raises a `ConfigurationError` naming `file_path` and `what`
+    was expected. Wrapped around what a reader reads before `shard_iterable`, like
+    `require_some`."""
+    count = 0
+    for item in items:
+        count += 1 if gives_some(item) else 0
+        yield item
+    if count == 0:
+        raise ConfigurationError(
+            f"{file_path}: no {what} found, so nothing to read; expected at least one"
         )
 
 

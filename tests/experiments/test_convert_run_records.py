@@ -6,13 +6,13 @@ import hashlib
 import json
 from pathlib import Path
 
-import _jsonnet
+from allennlp.common import params
 import pytest
 
-from experiments import convert_run_records, records
+from experiments import configs, convert_run_records, records
 from experiments.allennlp_runs import Run, finished
 
-NER = "elmo_plugin/training_configs/ner/ner_baseline.jsonnet"
+NER = "training_configs/ner/ner_baseline.jsonnet"
 OVERRIDES = {
     "train_data_path": "fixtures/ner/train.txt",
     "trainer.num_epochs": 2,
@@ -23,7 +23,8 @@ OVERRIDES = {
 def old_run_dir(directory: Path, config: str, overrides: dict, digest: str = "") -> None:
     """A run dir as the earlier layout kept it."""
     directory.mkdir(parents=True)
-    digest = digest or hashlib.sha256(_jsonnet.evaluate_file(config).encode()).hexdigest()
+    text = params.evaluate_file(config, ext_vars=configs.DATA_VARIABLES)
+    digest = digest or hashlib.sha256(text.encode()).hexdigest()
     record = {
         "settings": {"config": config, "overrides": overrides},
         "config_digest": digest,
@@ -52,7 +53,7 @@ def test_run_dirs_become_records_that_read_back_as_the_runs(old_layout, tmp_path
     assert convert_run_records.main([str(old_layout), "--records", str(records_dir)]) == 1
     out = capsys.readouterr().out
     assert "1 converted, 1 stale, 1 unfinished" in out
-    assert "/ner/stale: elmo_plugin/training_configs/ner/ner_baseline.jsonnet changed" in out
+    assert "/ner/stale: training_configs/ner/ner_baseline.jsonnet changed" in out
     scores = json.loads((records_dir / "ner.json").read_text())
     assert sorted(scores["runs"]) == ["baseline_seed1"]
     record = scores["runs"]["baseline_seed1"]

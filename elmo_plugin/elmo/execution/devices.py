@@ -18,12 +18,17 @@ off one page. The figures behind each choice are in docs/performance.md.
 - Reduced precision (`emulates_bfloat16`): on a CPU without native bfloat16 arithmetic the
   weights are rounded but multiplied in float32.
 - Host-to-device copies (`copies_asynchronously`): to CUDA from pinned memory, without waiting.
+- A device the user names (`check_cuda_device`): one this machine lacks (`--cuda-device 0`,
+  `trainer.cuda_device`) is a `ConfigurationError` naming the flag or key, what torch sees and
+  the way back to the CPU, before anything is loaded; not torch's driver traceback.
 """
 
 import os
-from typing import Union
+from typing import Any, Union
 
 import torch
+
+from elmo_plugin.elmo.errors import ConfigurationError
 
 # Triton's interpreter runs the kernels on CPU tensors (the tests' way to check them).
 TRITON_INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
@@ -67,3 +72,41 @@ def emulates_bfloat16(device: torch.device, cpu_has_native_bfloat16: bool) -> bo
 
 def copies_asynchronously(device: torch.device) -> bool:
     return on_cuda(device)
+
+
+# The page that says which torch build a GPU needs.
+GPU_PAGE = "docs/gpu.md"
+
+
+def check_cuda_device(device: Any, named: str) -> None:
+    """`device` (an int, or a list of them for several) is -1 / None (the CPU) or a CUDA
+    device this process can use; `named` is how the user gave it (`--cuda-device`)."""
+    devices = device if isinstance(device, (list, tuple)) else [device]
+    wanted = [int(d) for d in devices if d is not None and int(d) >= 0]
+    if not wanted:
+        return
+    count = torch.cuda.device_count()
+    missing = [d for d in wanted if d >= count]
+    if not missing:
+        return
+    raise ConfigurationError(
+        f"{named} {device}: {_what_torch_sees(count)}; to run on the CPU, {_cpu_instead(named)} "
+        f"({GPU_PAGE} says which torch build a GPU needs)"
+    )
+
+
+def _cpu_instead(named: str) -> str:
+    if named.startswith("--"):
+        return f"leave {named} out (or give -1)"
+    return f"set it to -1: -o '{{\"{named}\": -1}}'"
+
+
+def _what_torch_sees(count: int) -> str:
+    if torch.version.cuda is None:
+        return f"no CUDA device here: torch {torch.__version__} is built without CUDA"
+    if count == 0:
+        return (
+            f"no CUDA device here: torch {torch.__version__} (CUDA {torch.version.cuda}) "
+            "finds no GPU or no NVIDIA driver"
+        )
+    return f"this machine has {count} CUDA device(s), numbered from 0"

@@ -12,6 +12,7 @@ from allennlp.data.token_indexers import (
 from allennlp.data.vocabulary import DEFAULT_PADDING_TOKEN
 from overrides import overrides
 
+from elmo_plugin.data_paths import check_data_named
 from elmo_plugin.elmo import ELMO_INDEXER_KEY
 from elmo_plugin.elmo.errors import ConfigurationError
 
@@ -131,6 +132,7 @@ class BilmCorpusReader(DatasetReader):
 
     @overrides
     def _read(self, file_path: str) -> Iterator[Instance]:
+        check_data_named(str(file_path))
         self.statistics = CorpusStatistics()
         sentences = read_sentences(
             corpus_files(str(file_path)),

@@ -1,0 +1,96 @@
+"""The `allennlp` command with the plugin (elmo_plugin/command_checks.py): a CUDA device that is
+not there is one error naming the flag or key, and `predict --silent` logs no INFO lines."""
+
+import json
+import logging
+import sys
+
+import pytest
+import torch
+from allennlp.commands import main
+
+from elmo_plugin.elmo.errors import ConfigurationError
+from tests.paths import FIXTURES
+from tests.profile_archives import ARCHIVES, profile_of_this_process
+from tests.tasks.ner.ner_small_overrides import SMALL
+
+ARCHIVE = f"{ARCHIVES}/{profile_of_this_process()}/model.tar.gz"
+
+
+def _allennlp(monkeypatch, *args: str) -> None:
+    monkeypatch.setattr(sys, "argv", ["allennlp", *args])
+    main()
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+
+
+@pytest.fixture
+def sentences(tmp_path) -> str:
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"sentence": "John lives in Berlin ."}) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_missing_cuda_device_names_the_flag(command, no_gpu, sentences, monkeypatch):
+    data = sentences if command == "predict" else str(FIXTURES / "ner" / "test.txt")
+    with pytest.raises(ConfigurationError) as error:
+        _allennlp(monkeypatch, command, ARCHIVE, data, "--cuda-device", "0")
+    message = str(error.value)
+    assert message.startswith("--cuda-device 0: no CUDA device here")
+    assert "to run on the CPU, leave --cuda-device out (or give -1) (docs/gpu.md" in message
+
+
+@pytest.mark.parametrize(
+    "command", [["elmo-perplexity", "export", "text.txt"], ["elmo-export", ARCHIVE, "out"]]
+)
+def test_our_commands_name_the_flag_of_a_missing_cuda_device(command, no_gpu, monkeypatch):
+    with pytest.raises(ConfigurationError) as error:
+        _allennlp(monkeypatch, *command, "--cuda-device", "1")
+    assert str(error.value).startswith("--cuda-device 1: no CUDA device here")
+
+
+def test_a_missing_trainer_cuda_device_names_the_key(no_gpu, tmp_path, monkeypatch):
+    overrides = json.dumps({**SMALL, "trainer.cuda_device": 0})
+    config = "elmo_plugin://training_configs/ner/ner_baseline.jsonnet"
+    with pytest.raises(ConfigurationError) as error:
+        _allennlp(monkeypatch, "train", config, "-s", str(tmp_path / "run"), "-o", overrides)
+    assert str(error.value).startswith("trainer.cuda_device 0: no CUDA device here")
+    assert """set it to -1: -o '{"trainer.cuda_device": -1}'""" in str(error.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_predict_silent_logs_no_info_lines(sentences, tmp_path, monkeypatch, caplog):
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "level", logging.INFO)  # as the `allennlp` command sets it
+    output = tmp_path / "out.jsonl"
+    _allennlp(monkeypatch, "predict", ARCHIVE, sentences, "--output-file", str(output), "--silent")
+    assert json.loads(output.read_text())["tags"]
+    assert [
+        record.getMessage() for record in caplog.records if record.levelno < logging.WARNING
+    ] == []
+
+
+def test_a_users_error_ends_the_command_in_one_line(capsys, monkeypatch):
+    import elmo_plugin.allennlp_command  # noqa: F401  (what the command loads as a plugin)
+
+    monkeypatch.delenv("ALLENNLP_DEBUG", raising=False)
+    error = ConfigurationError("elmo_plugin://published/x/weights.hdf5: cannot reach the host")
+    sys.excepthook(ConfigurationError, error, None)
+    assert capsys.readouterr().err == (
+        "allennlp: error: elmo_plugin://published/x/weights.hdf5: cannot reach the host\n"
+    )
+    try:
+        raise ValueError("a bug")
+    except ValueError as bug:
+        sys.excepthook(ValueError, bug, bug.__traceback__)
+    assert "Traceback" in capsys.readouterr().err
+    monkeypatch.setenv("ALLENNLP_DEBUG", "1")
+    try:
+        raise error
+    except ConfigurationError as raised:
+        sys.excepthook(ConfigurationError, raised, raised.__traceback__)
+    assert "Traceback" in capsys.readouterr().err
