@@ -38,7 +38,7 @@ def test_the_shipped_files_are_a_bilm_tf_model_of_the_documented_size_under_40_m
 def test_the_task_configs_default_to_it_by_a_name_that_resolves_from_anywhere():
     libsonnet = (TRAINING_CONFIGS / "common" / "elmo.libsonnet").read_text()
     assert 'local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";' in libsonnet
-    assert 'import "../../pretrained/elmo_wikipedia_512x128/options.json"' in libsonnet
+    assert 'import "elmo_plugin/pretrained/elmo_wikipedia_512x128/options.json"' in libsonnet
 
 
 def test_stock_allennlp_loads_it_and_gives_our_vectors(corpus_sentences):

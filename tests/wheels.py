@@ -18,6 +18,7 @@ PACKAGE_FILES = [
     "_elmo_plugin_allennlp.py",
     "elmo_plugin_allennlp.pth",
     "elmo_plugin",
+    "training_configs",
 ]
 
 

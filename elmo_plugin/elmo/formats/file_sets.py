@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import signal
+import threading
 from typing import Dict, Iterator, List, Sequence
 
 from elmo_plugin.elmo.errors import ConfigurationError
@@ -143,10 +144,21 @@ def _directory_locked(directory: str, operation: int) -> Iterator[None]:
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM wait until the block ends (then arrive as usual): a Ctrl-C cannot
-    stop the renames half way."""
-    held: List[signal.Signals] = [signal.SIGINT, signal.SIGTERM]
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    stop the renames half way. Python runs signal handlers in the main thread whichever thread
+    the kernel delivers to, so the handlers are swapped there (a signal mask on one thread
+    does not hold a signal that another thread, torch's or gloo's, receives)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers can only be set, and only run, in the main thread
+        return
+    received: List[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {
+        signum: signal.signal(signum, lambda got, _: received.append(got)) for signum in held
+    }
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for number in received:
+            signal.raise_signal(number)
