@@ -31,9 +31,7 @@ def test_fine_tuning_an_export_on_captions_lowers_their_perplexity(tmp_path):
         "model.num_samples": 200,
         "trainer.num_epochs": 1,
     }
-    allennlp_train(
-        "training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia
-    )
+    allennlp_train("training_configs/bilm/bilm_tiny.jsonnet", tmp_path / "wiki", wikipedia)
     export = str(tmp_path / "elmo")
     run_allennlp(
         "elmo-export", str(tmp_path / "wiki" / "model.tar.gz"), export, "--include-softmax"

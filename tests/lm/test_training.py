@@ -93,9 +93,7 @@ def test_the_paper_recipe_trains_on_cpu_at_toy_size(tmp_path):
         "trainer.cuda_device": -1,
         "trainer.num_epochs": 4,
     }
-    allennlp_train(
-        "training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides
-    )
+    allennlp_train("training_configs/bilm/bilm_elmo_small.jsonnet", tmp_path / "run", overrides)
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["validation_perplexity"] < metrics["training_perplexity"] * 10
     assert metrics["validation_perplexity"] < 0.7 * 300  # ~300 words: far below chance
@@ -115,9 +113,7 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
         "data_loader.batches_per_epoch": 3,
         "trainer.num_epochs": 2,
     }
-    allennlp_train(
-        "training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides
-    )
+    allennlp_train("training_configs/bilm/bilm_wikipedia_cpu.jsonnet", tmp_path / "run", overrides)
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["epoch"] == 1 and math.isfinite(metrics["validation_perplexity"])
 
@@ -133,9 +129,7 @@ def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
         "trainer.cuda_device": -1,
         "trainer.num_epochs": 1,
     }
-    allennlp_train(
-        "training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides
-    )
+    allennlp_train("training_configs/bilm/bilm_elmo_original.jsonnet", tmp_path / "run", overrides)
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["validation_loss"])
     model = load_archive(str(tmp_path / "run" / "model.tar.gz")).model
@@ -148,9 +142,7 @@ def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
     configs = {}
     for name in sorted(os.listdir("training_configs/bilm")):
         if name.endswith(".jsonnet"):
-            configs[name] = Params.from_file(
-                os.path.join("training_configs/bilm", name)
-            ).as_dict()
+            configs[name] = Params.from_file(os.path.join("training_configs/bilm", name)).as_dict()
             assert configs[name]["model"]["type"] == "bilm", name
     original = configs["bilm_elmo_original.jsonnet"]
     # bilm-tf trains with 261 characters.
