@@ -45,6 +45,11 @@ class Execution:
         biLM's calls only:
         its forward pass, and the backward pass from the gradient of its outputs on (torch's
         switches are restored at the end of each, `tf32_backward`).
+    adaptive_threads : `bool`, optional (default = `True`)
+        In inference on the packed (CPU) path, run each layer's recurrence at torch's thread
+        count or at one thread, whichever is measured faster now
+        (`elmo_plugin.elmo.execution.recurrence_threads`: on a busy machine one thread can be
+        several times faster); `False` always uses torch's count.
     """
 
     fused: Optional[bool] = None
@@ -52,6 +57,7 @@ class Execution:
     sorted_inference: Optional[bool] = None
     deduplicates: bool = True
     tf32: bool = False
+    adaptive_threads: bool = True
 
     def __post_init__(self) -> None:
         reasons = self._contradictions()

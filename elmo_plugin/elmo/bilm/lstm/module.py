@@ -16,6 +16,7 @@ from elmo_plugin.elmo.bilm.lstm.cuda_graphs import GraphCache
 from elmo_plugin.elmo.bilm.lstm.gate_math import LayerWeights, LstmState
 from elmo_plugin.elmo.bilm.lstm.packed_state_product import PackedStateProduct
 from elmo_plugin.elmo.execution.compute_dtype import ReducedCopies
+from elmo_plugin.elmo.execution.recurrence_threads import chooser_for, layer_result_equal
 from elmo_plugin.elmo.execution.settings import Execution
 
 __all__ = ["BiLstmLayer", "ElmoBiLstm", "LstmState"]
@@ -104,18 +105,6 @@ class BiLstmLayer(torch.nn.Module):
         # The graphs' buffers stay on the device and in the dtype they were captured in.
         self.graphs.clear()
         return super()._apply(fn, *args, **kwargs)
-
-    def _weights(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The input, recurrent and projection weights in the compute dtype."""
-        if self.compute_dtype == torch.float32:
-            return self.input_weight, self.state_weight, self.projection_weight
-        # Converted once per forward pass of the layer (and kept while frozen). No column-major
-        # copy: for the bfloat16 step product it was faster on one torch and slower on the other
-        # (one noisy measurement each, docs/performance.md), no consistent gain.
-        input_weight, state_weight, projection_weight = self._reduced.get(
-            (self.input_weight, self.state_weight, self.projection_weight), self.compute_dtype
-        )
-        return input_weight, state_weight, projection_weight
 
     def weights(self) -> LayerWeights:
         """The input, recurrent and projection weights in the compute dtype, the bias and the
@@ -256,7 +245,13 @@ class ElmoBiLstm(torch.nn.Module):
     def _forward_packed(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
-        runs = [layer.run_packed for layer in self.bilstm_layers]
+        measured = self.execution.adaptive_threads and not self._needs_gradients(
+            inputs, initial_state
+        )
+        runs = [
+            functools.partial(_run_measured, layer) if measured else layer.run_packed
+            for layer in self.bilstm_layers
+        ]
         return packed.run_packed(
             runs, inputs, mask, initial_state, self.dropout, self.use_skip_connections
         )
@@ -287,3 +282,12 @@ class ElmoBiLstm(torch.nn.Module):
     def _needs_gradients(self, inputs: torch.Tensor, initial_state: LstmState) -> bool:
         tensors = [inputs, *initial_state, *self.parameters()]
         return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _run_measured(
+    layer: BiLstmLayer, *arguments
+) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+    """`layer.run_packed(*arguments)` at the thread count its chooser measures faster."""
+    shape = (layer.input_size, layer.hidden_size, layer.cell_size, layer.compute_dtype)
+    chooser = chooser_for(shape)
+    return chooser.run(lambda: layer.run_packed(*arguments), layer_result_equal)
