@@ -147,8 +147,8 @@ def test_short_words_skip_the_padding_positions_with_the_same_encodings(elmo_opt
     longest = batch_to_ids([["x" * 49]]).view(-1, 50)
     widest = max(width for width, _ in encoder.filters)
     # "mid-sentence" is 12 characters plus the word markers: 14 positions and one padding window.
-    assert encoder._trim_padding(short).size(1) == 14 + widest
-    assert encoder._trim_padding(longest).size(1) == 50
+    assert encoder.trim_padding(short).size(1) == 14 + widest
+    assert encoder.trim_padding(longest).size(1) == 50
     with torch.no_grad():
         for type_ids in (short, longest, torch.cat([short, longest])):
             torch.testing.assert_close(

@@ -214,17 +214,7 @@ class ElmoBiLm(torch.nn.Module):
             cache_size=char_cnn_cache_size,
             compute_dtype=compute_dtype,
         )
-        bilstm = ElmoBiLstm(
-            input_size=lstm["projection_dim"],
-            hidden_size=lstm["projection_dim"],
-            cell_size=lstm["dim"],
-            num_layers=lstm["n_layers"],
-            cell_clip=lstm.get("cell_clip"),
-            proj_clip=lstm.get("proj_clip"),
-            use_skip_connections=lstm.get("use_skip_connections", True),
-            dropout=dropout,
-            compute_dtype=compute_dtype,
-        )
+        bilstm = bilstm_from_options(lstm, dropout, compute_dtype)
         bilm = cls(encoder, bilstm, stateful=stateful)
         bilm.set_execution(execution)
         return bilm
@@ -255,3 +245,22 @@ class ElmoBiLm(torch.nn.Module):
 
 def _tensor_bytes(tensor: torch.Tensor) -> bytes:
     return tensor.detach().cpu().contiguous().numpy().tobytes()
+
+
+def bilstm_from_options(
+    lstm: Dict[str, Any], dropout: float = 0.0, compute_dtype: torch.dtype = torch.float32
+) -> ElmoBiLstm:
+    """The randomly initialised `ElmoBiLstm` that the `lstm` part of bilm-tf options describes
+    (the inverse of `ElmoBiLm.options()["lstm"]`), with `dropout` and `compute_dtype` as
+    `ElmoBiLm.from_options` takes them."""
+    return ElmoBiLstm(
+        input_size=lstm["projection_dim"],
+        hidden_size=lstm["projection_dim"],
+        cell_size=lstm["dim"],
+        num_layers=lstm["n_layers"],
+        cell_clip=lstm.get("cell_clip"),
+        proj_clip=lstm.get("proj_clip"),
+        use_skip_connections=lstm.get("use_skip_connections", True),
+        dropout=dropout,
+        compute_dtype=compute_dtype,
+    )

@@ -10,7 +10,7 @@ from elmo_plugin.elmo.bilm.characters.ids import (
     MAX_WORD_LENGTH,
     PADDING_CHARACTER,
 )
-from elmo_plugin.elmo.bilm.characters.token_type_cache import TokenTypeCache
+from elmo_plugin.elmo.bilm.characters.token_type_cache import CachingTokenEncoder
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution import devices
 from elmo_plugin.elmo.execution.compute_dtype import ReducedCopies, plus_float32
@@ -97,7 +97,7 @@ def _boundary_character_ids(characters: Sequence[int]) -> torch.Tensor:
     return torch.tensor(characters, dtype=torch.long) + 1
 
 
-class ElmoCharacterEncoder(torch.nn.Module):
+class ElmoCharacterEncoder(CachingTokenEncoder):
     """
     The context-insensitive token encoder of ELMo: character embeddings, a CNN with several
     filter widths and max-pooling over characters, highway layers and a linear projection.
@@ -168,7 +168,8 @@ class ElmoCharacterEncoder(torch.nn.Module):
         self.activation = activation
         self.cache_size = cache_size
         self._activation = ACTIVATIONS[activation]
-        self._widest_filter = max(width for width, _ in self.filters)
+        self.widest_filter = max(width for width, _ in self.filters)
+        self.padding_id = _PADDING_CHARACTER_ID
 
         # Row 0 is the padding character; rows 1.. are bilm-tf's characters.
         self.char_embedding = torch.nn.Parameter(
@@ -192,7 +193,6 @@ class ElmoCharacterEncoder(torch.nn.Module):
             _boundary_character_ids(END_OF_SENTENCE_CHARACTERS),
             persistent=False,
         )
-        self._type_cache = TokenTypeCache()
         self.compute_dtype = compute_dtype
         self._reduced = ReducedCopies()
         # Whether the CNN runs once per distinct token of a batch (the default) or at every
@@ -278,17 +278,15 @@ class ElmoCharacterEncoder(torch.nn.Module):
 
     def encode_token_types(self, type_ids: torch.Tensor) -> torch.Tensor:
         """Encodes `(num_types, 50)` distinct character-id rows, through the cache when frozen."""
-        if not self._cache_usable():
-            return self._encode(type_ids)
-        return self._type_cache.encode(type_ids, self._encode, self.cache_size)
+        return self.cached_encoding(type_ids, self._encode)
 
     def _encode(self, type_ids: torch.Tensor, trim: bool = True) -> torch.Tensor:
         """The encodings of `(num_types, 50)` character-id rows, float32: the convolutions and
         the linear layers in the compute dtype, on weights cast once per call (and kept while
         frozen), their biases added in float32, the highway gating float32. `trim`: only as
-        many character positions as the longest row needs (`_trim_padding`)."""
+        many character positions as the longest row needs (`trim_padding`)."""
         if trim:
-            type_ids = self._trim_padding(type_ids)
+            type_ids = self.trim_padding(type_ids)
         exact = self.compute_dtype == torch.float32
         char_embedding, convolution_weights, highway_weights, projection_weight = self._weights()
         embedded = torch.nn.functional.embedding(type_ids, char_embedding)
@@ -311,36 +309,3 @@ class ElmoCharacterEncoder(torch.nn.Module):
             weights = self._reduced.get(weights, self.compute_dtype)
         split = len(convolutions) + 1
         return weights[0], weights[1:split], weights[split:-1], weights[-1]
-
-    def _trim_padding(self, type_ids: torch.Tensor) -> torch.Tensor:
-        """Drops the character positions that only padding reaches, keeping one all-padding
-        window of the widest filter: every window made only of padding gives the same features,
-        so max-pooling over fewer of them changes nothing, and most words are far shorter than
-        50 characters."""
-        used = (type_ids != _PADDING_CHARACTER_ID).any(dim=0).nonzero()
-        length = int(used.max()) + 1 if used.numel() else 0
-        return type_ids[:, : min(type_ids.size(1), length + self._widest_filter)]
-
-    def _cache_usable(self) -> bool:
-        if self.cache_size <= 0:
-            return False
-        frozen = not any(p.requires_grad for p in self.parameters())
-        return frozen or not torch.is_grad_enabled()
-
-    def clear_cache(self) -> None:
-        self._type_cache.clear()
-
-    def train(self, mode: bool = True) -> "ElmoCharacterEncoder":
-        # Weights may change in training; anything remembered under other weights is stale.
-        self.clear_cache()
-        return super().train(mode)
-
-    def _load_from_state_dict(self, *args, **kwargs) -> None:
-        self.clear_cache()
-        super()._load_from_state_dict(*args, **kwargs)
-
-    def _apply(self, fn, *args, **kwargs):
-        # A move to another device or dtype (`.to`, `.cuda`, `.half`) leaves the remembered
-        # encodings behind on the old one.
-        self.clear_cache()
-        return super()._apply(fn, *args, **kwargs)

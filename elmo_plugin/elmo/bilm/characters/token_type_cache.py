@@ -98,3 +98,62 @@ class TokenTypeCache:
         if self._encodings is not None:
             grown[:current] = self._encodings
         self._encodings = grown
+
+
+class CachingTokenEncoder(torch.nn.Module):
+    """
+    A character encoder that remembers its token types' encodings in a `TokenTypeCache`, for
+    both the bilm-tf and the ELMoForManyLangs encoders. The cache is used only where no
+    gradient can change the weights (frozen, or no grad), and forgotten whenever what it holds
+    may be stale: a change of mode or weights, or a move to another device or dtype.
+    Subclasses set `cache_size`, `padding_id` and `widest_filter`.
+    """
+
+    cache_size: int
+    padding_id: int
+    widest_filter: int
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._type_cache = TokenTypeCache()
+
+    def cached_encoding(
+        self, type_ids: torch.Tensor, encode: Callable[[torch.Tensor], torch.Tensor]
+    ) -> torch.Tensor:
+        """`encode(type_ids)`, through the cache where it is usable."""
+        if not self._cache_usable():
+            return encode(type_ids)
+        return self._type_cache.encode(type_ids, encode, self.cache_size)
+
+    def trim_padding(self, type_ids: torch.Tensor) -> torch.Tensor:
+        """Drops the character positions that only padding reaches, keeping one all-padding
+        window of the widest filter: every window made only of padding gives the same features,
+        so max-pooling over fewer of them changes nothing, and most words are far shorter than
+        the rows."""
+        used = (type_ids != self.padding_id).any(dim=0).nonzero()
+        length = int(used.max()) + 1 if used.numel() else 0
+        return type_ids[:, : min(type_ids.size(1), length + self.widest_filter)]
+
+    def _cache_usable(self) -> bool:
+        if self.cache_size <= 0:
+            return False
+        frozen = not any(p.requires_grad for p in self.parameters())
+        return frozen or not torch.is_grad_enabled()
+
+    def clear_cache(self) -> None:
+        self._type_cache.clear()
+
+    def train(self, mode: bool = True):
+        # Weights may change in training; anything remembered under other weights is stale.
+        self.clear_cache()
+        return super().train(mode)
+
+    def _load_from_state_dict(self, *args, **kwargs) -> None:
+        self.clear_cache()
+        super()._load_from_state_dict(*args, **kwargs)
+
+    def _apply(self, fn, *args, **kwargs):
+        # A move to another device or dtype (`.to`, `.cuda`, `.half`) leaves the remembered
+        # encodings behind on the old one.
+        self.clear_cache()
+        return super()._apply(fn, *args, **kwargs)

@@ -17,12 +17,12 @@ from elmo_plugin.elmo.bilm.characters.encoder import (
     with_sentence_markers,
 )
 from elmo_plugin.elmo.bilm.characters.highway import Highway
-from elmo_plugin.elmo.bilm.characters.token_type_cache import TokenTypeCache
+from elmo_plugin.elmo.bilm.characters.token_type_cache import CachingTokenEncoder
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml.ids import WORD_ID_BITS
 
 
-class EfmlTokenEncoder(torch.nn.Module):
+class EfmlTokenEncoder(CachingTokenEncoder):
     """
     Encodes the rows of `EfmlIds` (`(batch, tokens, max_characters_per_token + 2)`), adding
     `<bos>` and `<eos>` around each sentence as EFML's `read_list` does, with the interface of
@@ -78,7 +78,8 @@ class EfmlTokenEncoder(torch.nn.Module):
         self.cache_size = cache_size
         self.padding_character = padding_character
         self._activation = ACTIVATIONS[activation]
-        self._widest_filter = max(width for width, _ in filters)
+        self.widest_filter = max(width for width, _ in filters)
+        self.padding_id = padding_character
         self.char_embedding = torch.nn.Parameter(torch.zeros(num_characters, char_embedding_dim))
         self.word_embedding = torch.nn.Parameter(torch.zeros(num_words, word_embedding_dim))
         self.convolutions = torch.nn.ModuleList(
@@ -90,7 +91,6 @@ class EfmlTokenEncoder(torch.nn.Module):
         self.projection = torch.nn.Linear(word_embedding_dim + num_filters, projection_dim)
         self.register_buffer("bos_ids", markers[0].clone(), persistent=False)
         self.register_buffer("eos_ids", markers[1].clone(), persistent=False)
-        self._type_cache = TokenTypeCache()
         self.deduplicates = True
 
     def get_output_dim(self) -> int:
@@ -133,17 +133,14 @@ class EfmlTokenEncoder(torch.nn.Module):
         return {"token_embedding": embedding.view(batch, tokens, -1), "mask": mask}
 
     def _encode_types(self, type_ids: torch.Tensor) -> torch.Tensor:
-        frozen = not any(p.requires_grad for p in self.parameters())
-        if self.cache_size <= 0 or not (frozen or not torch.is_grad_enabled()):
-            return self._encode(type_ids)
-        return self._type_cache.encode(type_ids, self._encode, self.cache_size)
+        return self.cached_encoding(type_ids, self._encode)
 
     def _encode(self, type_ids: torch.Tensor, trim: bool = True) -> torch.Tensor:
         """The token embeddings of `(n, max_characters_per_token + 2)` id rows (no padding
         rows), EFML's `ConvTokenEmbedder.forward` for each."""
         characters = type_ids[:, : self.max_characters_per_token]
         if trim:
-            characters = self._trim_padding(characters)
+            characters = self.trim_padding(characters)
         embedded = torch.nn.functional.embedding(characters - 1, self.char_embedding)
         pooled = []
         for convolution in self.convolutions:
@@ -156,25 +153,3 @@ class EfmlTokenEncoder(torch.nn.Module):
             words = (high << WORD_ID_BITS) | low
             parts.insert(0, torch.nn.functional.embedding(words, self.word_embedding))
         return self.projection(torch.cat(parts, dim=-1))
-
-    def _trim_padding(self, characters: torch.Tensor) -> torch.Tensor:
-        """Drops the positions only padding reaches but one window of the widest filter: every
-        all-padding window gives the same features, so the maxima stay as they were."""
-        used = (characters != self.padding_character).any(dim=0).nonzero()
-        length = int(used.max()) + 1 if used.numel() else 0
-        return characters[:, : min(characters.size(1), length + self._widest_filter)]
-
-    def clear_cache(self) -> None:
-        self._type_cache.clear()
-
-    def train(self, mode: bool = True) -> "EfmlTokenEncoder":
-        self.clear_cache()
-        return super().train(mode)
-
-    def _load_from_state_dict(self, *args, **kwargs) -> None:
-        self.clear_cache()
-        super()._load_from_state_dict(*args, **kwargs)
-
-    def _apply(self, fn, *args, **kwargs):
-        self.clear_cache()
-        return super()._apply(fn, *args, **kwargs)
