@@ -20,7 +20,8 @@ from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.execution.devices import check_cuda_device
 from elmo_plugin.elmo.formats.names import BilmFiles, require_weights, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
-from elmo_plugin.elmo.formats.published_models import PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.published_models import PUBLISHED_ARCHIVES, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.zip_archives import list_folder
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
 from elmo_plugin.embedding.threads import usable_cpus
@@ -38,12 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
     model.add_argument(
         "--model",
         help="a whole biLM: a published biLM's short name "
-        f"({', '.join(PUBLISHED_MODELS)}), or a folder holding one (an elmo-export, an "
-        f"ELMoForManyLangs model, {SHIPPED_BILM}). Default: the shipped biLM, {SHIPPED_BILM}",
+        f"({', '.join(PUBLISHED_MODELS)}; efml-<language code> for ELMoForManyLangs' "
+        f"{len(PUBLISHED_ARCHIVES)} languages), a folder holding one (an elmo-export, an "
+        f"ELMoForManyLangs model, {SHIPPED_BILM}) or a ZIP of either (as NLPL publishes them). "
+        f"Default: the shipped biLM, {SHIPPED_BILM}",
     )
     model.add_argument(
         "--options-file",
-        help="bilm-tf options.json, with --weight-file: a path, a URL or elmo_plugin://...",
+        help="bilm-tf options.json, with --weight-file: a path, a URL or elmo_plugin://...; "
+        "or a whole biLM as --model takes it, without --weight-file",
     )
     parser.add_argument("--weight-file", help="bilm-tf weights.hdf5, with --options-file")
     parser.add_argument(
@@ -114,7 +118,7 @@ def _bilm_inputs(args: argparse.Namespace) -> Dict[str, Optional[str]]:
     if files.weight_file is not None:
         return {"--model's options": files.options_file, "--model's weights": files.weight_file}
     folder = files.options_file
-    return {f"--model's {name}": os.path.join(folder, name) for name in os.listdir(folder)}
+    return {f"--model's {name}": os.path.join(folder, name) for name in list_folder(folder)}
 
 
 def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:

@@ -15,6 +15,7 @@ from allennlp.training.util import evaluate
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.file_sets import read_together
+from elmo_plugin.elmo.formats.zip_archives import split_member
 from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.lm.metrics.token_perplexity import PERPLEXITY_NAMES
@@ -26,6 +27,13 @@ def language_model_from_export(directory: str, with_softmax: bool = True) -> Bil
     """The language model of a bilm-tf-format export: its vocabulary, options, weights and
     (unless `with_softmax` is false, when the softmax starts untrained) its softmax, all of
     one export (`file_sets.read_together`)."""
+    if split_member(directory) is not None:
+        raise ConfigurationError(
+            f"{directory}: a ZIP archive (as NLPL's repository publishes biLMs) holds a biLM "
+            f"without its softmax, which perplexity needs: name a folder holding {VOCAB_NAME}, "
+            f"{OPTIONS_NAME}, {WEIGHTS_NAME} and {SOFTMAX_NAME}, as `allennlp elmo-export "
+            "--include-softmax` writes them"
+        )
     names = [VOCAB_NAME, OPTIONS_NAME, WEIGHTS_NAME] + ([SOFTMAX_NAME] if with_softmax else [])
     files = {name: os.path.join(directory, name) for name in names}
     with read_together(list(files.values())):

@@ -1,9 +1,11 @@
 """
 The AllenNLP-facing ELMo modules, over the core (`elmo_plugin.elmo`): `Elmo` buildable from a
-config, and the `elmo` token embedder.
+config, the `elmo` token embedder, and the `elmo_efml_characters` indexer of ELMoForManyLangs
+models.
 """
 
 from elmo_plugin.modules.elmo import Elmo
 from elmo_plugin.modules.token_embedders import ElmoTokenEmbedder
+from elmo_plugin.modules.token_indexers import EfmlCharactersIndexer
 
-__all__ = ["Elmo", "ElmoTokenEmbedder"]
+__all__ = ["EfmlCharactersIndexer", "Elmo", "ElmoTokenEmbedder"]

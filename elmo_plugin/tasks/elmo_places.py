@@ -3,7 +3,7 @@ ELMo at the input and/or the output of a task model (Peters et al. 2018, section
 Table 3), written once for every model that offers both places.
 """
 
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import torch
 from allennlp.data import TextFieldTensors
@@ -31,7 +31,8 @@ class ElmoPlaces:
     `num_output_representations` per place switched on (checked here, once, at construction).
 
     The key `ELMO_INDEXER_KEY` is the model's `Elmo`'s, as in AllenNLP's BCN: the ids of the
-    `elmo_characters` indexer under it never reach the `text_field_embedder` (so a model
+    `elmo_characters` indexer under it (or of `elmo_efml_characters` for an ELMoForManyLangs
+    biLM: `Elmo.ids` picks the biLM's) never reach the `text_field_embedder` (so a model
     without an `Elmo` also reads data indexed for ELMo). They are left out of a copy of the
     field, never out of the caller's dict: a batch stays whole for whoever reads it after the
     model (BCN puts the key back for the same reason).
@@ -82,11 +83,13 @@ class ElmoPlaces:
         text: TextFieldTensors,
         context: Optional[TextFieldTensors] = None,
         spans: Optional[torch.Tensor] = None,
+        rows: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
     ) -> PlacedElmo:
         """
         ELMo of `text`, or with `context` and `spans`, ELMo of each `context` (e.g. a phrase's
         sentence) cut to the rows of its `(start, end)` span (inclusive, as a `SpanField`'s),
-        which are the `text`'s tokens; rows past a span are zero.
+        which are the `text`'s tokens; rows past a span are zero. `rows` rearranges the ids
+        before the biLM reads them (e.g. documents into their sentences).
         """
         other_indexers = {key: value for key, value in text.items() if key != ELMO_INDEXER_KEY}
         if self._elmo is None:
@@ -96,9 +99,12 @@ class ElmoPlaces:
             raise ConfigurationError(
                 f"{self._model_name} has an elmo module but the text field has no "
                 f'"{ELMO_INDEXER_KEY}" token indexer (an "elmo_characters" indexer under the key '
-                f'"{ELMO_INDEXER_KEY}"); it has {sorted(source)}'
+                f'"{ELMO_INDEXER_KEY}", or "elmo_efml_characters" for an ELMoForManyLangs biLM); '
+                f"it has {sorted(source)}"
             )
-        character_ids = source[ELMO_INDEXER_KEY]["elmo_tokens"]
+        character_ids = self._elmo.ids(source[ELMO_INDEXER_KEY])
+        if rows is not None:
+            character_ids = rows(character_ids)
         if context is None:
             representations = iter(self._elmo(character_ids)["elmo_representations"])
         elif spans is None:

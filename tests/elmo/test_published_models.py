@@ -1,12 +1,17 @@
-"""The published biLMs by short name: their URLs, the same table in docs/elmo.md, a fast clear
-error offline, the cached copy when there is one, and the sizes checked after a download.
-Nothing is downloaded: the network is cut or the download replaced."""
+"""The published biLMs by short name (AllenNLP's bilm-tf pairs, ELMoForManyLangs' ZIPs in NLPL's
+repository): their URLs, the same tables in docs/elmo.md, a fast clear error offline, the cached
+copy when there is one, and the sizes checked after a download. Nothing is downloaded: the
+network is cut or the download replaced."""
 
+import json
 import re
 import socket
 import time
+import zipfile
+from pathlib import Path
 from typing import Any, Dict, List
 
+import numpy
 import pytest
 import torch
 from cached_path import resource_to_filename
@@ -16,11 +21,19 @@ from elmo_plugin.elmo import ElmoBiLm, read_options, save_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats import package_files
 from elmo_plugin.elmo.formats.package_files import MissingFileError, fetch, local_file
-from elmo_plugin.elmo.formats.published_models import BASE_URL, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.efml.directory import PACKAGED_CONFIGS, read_architecture
+from elmo_plugin.elmo.formats.published_models import (
+    BASE_URL,
+    PUBLISHED_ARCHIVES,
+    PUBLISHED_MODELS,
+    PublishedArchive,
+)
 from elmo_plugin.elmo.formats.published_sizes import published_options
-from tests.paths import PROJECT_ROOT
+from tests.paths import FIXTURES, PROJECT_ROOT
 
 ORIGINAL = PUBLISHED_MODELS["original"]
+EFML_CONFIG = "cnn_50_100_512_4096_sample.json"
+PACKAGED = Path(PACKAGED_CONFIGS)
 
 
 @pytest.fixture
@@ -147,3 +160,73 @@ def test_docs_show_the_same_table():
         urls = re.findall(r"\((https://[^)]+)\)", row)
         shown[cells[0].strip("`")] = urls
     assert shown == {name: [m.options_url, m.weights_url] for name, m in PUBLISHED_MODELS.items()}
+
+
+EFML_GERMAN = PUBLISHED_ARCHIVES["efml-de"]
+
+
+def test_each_efml_language_is_one_nlpl_zip_as_efml_links_it(downloads):
+    ids = [archive.nlpl_id for archive in PUBLISHED_ARCHIVES.values()]
+    assert len(PUBLISHED_ARCHIVES) == 44 and sorted(ids) == list(range(136, 180))
+    assert EFML_GERMAN == PublishedArchive(
+        "http://vectors.nlpl.eu/repository/11/142.zip", "German", 142
+    )
+    downloads[EFML_GERMAN.url] = "/cache/142"
+    assert local_file("elmo_plugin://published/efml-de/model.zip", "x") == "/cache/142"
+    with pytest.raises(ConfigurationError, match="is one ZIP archive, model.zip, not 'vocab.txt'"):
+        local_file("elmo_plugin://published/efml-de/vocab.txt", "x")
+
+
+@pytest.mark.parametrize("name", ["efml-de", "elmo_plugin://published/efml-de"])
+def test_offline_an_efml_short_name_fails_fast_naming_the_zip(offline, name):
+    started = time.monotonic()
+    with pytest.raises(MissingFileError) as error:
+        ElmoEmbedder(name)
+    assert time.monotonic() - started < 2
+    message = str(error.value)
+    assert f"published biLM {EFML_GERMAN.url} could not be downloaded" in message
+    assert f"curl -L -o 142.zip '{EFML_GERMAN.url}'" in message
+
+
+def _published_like_zip(path, config_path: str) -> str:
+    """The EFML fixture model as NLPL publishes one: a ZIP whose `config.json` names its
+    architecture by a path on the machine that trained it."""
+    model = FIXTURES / "efml" / "model"
+    arguments = json.loads((model / "config.json").read_text())
+    arguments["config_path"] = config_path
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member in model.iterdir():
+            if member.name != "config.json":
+                archive.write(member, member.name)
+        archive.writestr("config.json", json.dumps(arguments))
+    return str(path)
+
+
+def test_an_efml_short_name_reads_its_downloaded_zip_in_place(downloads, tmp_path):
+    # A download's cached copy has no `.zip` suffix.
+    downloads[EFML_GERMAN.url] = _published_like_zip(tmp_path / "142", "cnn_tiny.json")
+    sentence = ["Привет", "world", "."]
+    expected = ElmoEmbedder(FIXTURES / "efml" / "model").embed_sentence(sentence)
+    for name in ("efml-de", "elmo_plugin://published/efml-de/model.zip"):
+        assert numpy.array_equal(ElmoEmbedder(name).embed_sentence(sentence), expected)
+    assert downloads["asked"] == [EFML_GERMAN.url] * 2
+    with pytest.raises(ConfigurationError, match="leave out weight_file"):
+        ElmoEmbedder("efml-de", "weights.hdf5")
+
+
+def test_the_published_architecture_is_found_where_efml_finds_it(tmp_path):
+    # NLPL's ZIPs name EFML's packaged config by a path on the authors' machine; EFML then
+    # reads its own copy, and so do we (shipped unchanged).
+    archive = _published_like_zip(tmp_path / "142.zip", "/authors/configs/" + EFML_CONFIG)
+    shipped = json.loads((PACKAGED / EFML_CONFIG).read_text())
+    assert read_architecture(archive) == shipped
+    assert shipped["encoder"]["dim"] == 4096 and shipped["token_embedder"]["word_dim"] == 100
+
+
+def test_docs_list_every_efml_short_name_with_its_zip():
+    page = (PROJECT_ROOT / "docs" / "elmo.md").read_text(encoding="utf-8")
+    section = page.split("## Published biLMs", 1)[1].split("\n## ", 1)[0]
+    shown = {
+        name: url for url, name in re.findall(r"\]\((http://[^)]+)\): `(efml-[a-z]+)`", section)
+    }
+    assert shown == {name: archive.url for name, archive in PUBLISHED_ARCHIVES.items()}

@@ -25,6 +25,12 @@ FIXTURE_BILM = (
 )
 
 
+# The test ELMoForManyLangs model (output size 32), and the suffix of a config name that
+# `task_config` reads as that config with this model as its biLM.
+EFML_MODEL = FIXTURES / "efml" / "model"
+EFML_VARIANT = "+efml"
+
+
 # torch before 2 has no float16 autocast on the CPU: the AMP tests skip there.
 FLOAT16_AUTOCAST_ON_CPU = int(torch.__version__.split(".")[0]) >= 2
 
@@ -71,15 +77,15 @@ def train_config(
 def trained_once(
     tmp_path_factory: Any, configs: Path, overrides_of: Callable[[Path], Dict[str, Any]]
 ) -> Callable[[str], Path]:
-    """A function training the config `name` of `configs` (with `overrides_of(config)`) the
-    first time it is asked for it and returning its serialization directory: for a module
-    fixture, so that a module's tests share each config's run."""
+    """A function training the config `name` of `configs` (`task_config`'s names, with
+    `overrides_of(config)`) the first time it is asked for it and returning its serialization
+    directory: for a module fixture, so that a module's tests share each config's run."""
     directories: Dict[str, Path] = {}
 
     def train(name: str) -> Path:
         if name not in directories:
-            config = configs / f"{name}.jsonnet"
-            directory = tmp_path_factory.mktemp(name)
+            config = task_config(configs, name, tmp_path_factory.mktemp("config"))
+            directory = tmp_path_factory.mktemp(name.replace(EFML_VARIANT, "_efml"))
             train_model_from_file(
                 str(config), str(directory), overrides=json.dumps(overrides_of(config))
             )
@@ -87,6 +93,26 @@ def trained_once(
         return directories[name]
 
     return train
+
+
+def task_config(configs: Path, name: str, directory: Path) -> Path:
+    """
+    The config `name` of `configs` (`<name>.jsonnet`), or for `<base>+efml` (`EFML_VARIANT`)
+    the config `base` with `EFML_MODEL` as its biLM, chosen by the config alone as a user
+    would (`elmo_settings:: elmo.efml(folder)`, which sets the biLM and its indexer): then
+    written into `directory`.
+    """
+    base = name.removesuffix(EFML_VARIANT)
+    config = configs / f"{base}.jsonnet"
+    if base == name:
+        return config
+    variant = directory / f"{base}_efml.jsonnet"
+    variant.write_text(
+        'local elmo = import "elmo_plugin/training_configs/common/elmo.libsonnet";\n'
+        f"(import {json.dumps(str(config))})\n"
+        f"+ {{ elmo_settings:: elmo.efml({json.dumps(str(EFML_MODEL))}) }}\n"
+    )
+    return variant
 
 
 def assert_input_size_must_match(

@@ -39,6 +39,17 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // The token indexer whose ids the embedder reads.
   indexer: { type: "elmo_characters" },
 
+  // An ELMoForManyLangs model (its folder) instead of a bilm-tf biLM: its own indexer reads
+  // the same folder, and the model's files give its sizes:
+  //   local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet").efml("/m/en");
+  efml(model):: self + {
+    options_file: model,
+    weight_file: null,
+    indexer: { type: "elmo_efml_characters", model: model },
+    output_dim:: error ("elmo.output_dim: write the size of the ELMoForManyLangs model '" + model
+                        + "', 2 * encoder.projection_dim of its architecture JSON"),
+  },
+
   // ELMo's indexer beside a plain "tokens" one whose embedder outputs nothing, for models that
   // read token ids from the text field (AllenNLP's basic_classifier: without them it fails
   // with "Our heuristic for guessing the right token ids failed"):

@@ -30,6 +30,8 @@ local optimizer = import "../common/optimizer.libsonnet";
 
 {
   use_elmo:: false,
+  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }, an
+  // ELMoForManyLangs model with elmo_settings:: elmo.efml("/m/en") (its indexer too).
   elmo_settings:: elmo,
   elmo_dropout:: 0.5,
   elmo_regularization:: 0.001,
@@ -64,7 +66,7 @@ local optimizer = import "../common/optimizer.libsonnet";
     remove_singleton_clusters: !$.keep_singletons,
     [if segmented && $.max_sentences != null then "max_sentences"]: $.max_sentences,
     [if segmented && $.max_tokens != null then "max_tokens"]: $.max_tokens,
-    token_indexers: embeddings.indexers + (if $.use_elmo then { elmo: elmo.indexer } else {}),
+    token_indexers: embeddings.indexers + (if $.use_elmo then { elmo: $.elmo_settings.indexer } else {}),
   },
   // No input sizes: the model sets them.
   local feedforward(num_layers) = {

@@ -14,8 +14,11 @@ local tag_scheme = "BIOUL";
   // embeddings, with dropout and the paper's lambda * ||w||^2 on the layer weights: the ELMo
   // config sets the switch, as the SNLI and SQuAD configs do.
   use_input_elmo:: false,
-  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }.
+  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }, an
+  // ELMoForManyLangs model with elmo_settings:: elmo.efml("/m/en") (its indexer too).
   elmo_settings:: elmo,
+  // Fine-tune the biLM with the task (then without the activation cache, which needs it frozen).
+  elmo_requires_grad:: false,
   elmo_dropout:: 0.5,
   elmo_regularization:: 0.001,
   // Fixed pre-softmax layer weights instead of learned ones, e.g. elmo.top_layer_only(3): the
@@ -35,7 +38,8 @@ local tag_scheme = "BIOUL";
   // a sample of it can miss while dev has them).
   all_tags_in_vocabulary:: false,
 
-  local indexers = embeddings.indexers + (if self.use_input_elmo then { elmo: elmo.indexer } else {}),
+  local indexers = embeddings.indexers
+                   + (if self.use_input_elmo then { elmo: $.elmo_settings.indexer } else {}),
   local all_tags = ["O"] + [
     prefix + "-" + kind
     for kind in ["PER", "LOC", "ORG", "MISC"]
@@ -68,6 +72,7 @@ local tag_scheme = "BIOUL";
         tokens: embeddings.word_embedder($.word_dim),
         token_characters: embeddings.char_embedder(num_filters=$.char_filters),
         [if $.use_input_elmo then "elmo"]: $.elmo_settings.embedder(
+          requires_grad=$.elmo_requires_grad,
           dropout=$.elmo_dropout,
           cache=true,
           scalar_mix_parameters=$.elmo_scalar_mix_parameters,

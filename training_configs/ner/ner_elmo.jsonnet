@@ -10,4 +10,8 @@
 //        "model.text_field_embedder.token_embedders.elmo.weight_file": "/m/weights.hdf5"}'
 // and the regularizer's lambda:
 //   -o '{"model.regularizer.regexes.0.1.alpha": 0.01}'
+// An ELMoForManyLangs model (its folder), and its indexer with it, in a config of your own:
+//   local elmo = import "elmo_plugin/training_configs/common/elmo.libsonnet";
+//   (import "elmo_plugin/training_configs/ner/ner_elmo.jsonnet")
+//   + { elmo_settings:: elmo.efml("/m/en"), elmo_requires_grad:: false }
 (import "ner.libsonnet") + { use_input_elmo:: true }

@@ -33,6 +33,8 @@ local optimizer = import "../common/optimizer.libsonnet";
   use_input_elmo:: false,
   use_integrator_output_elmo:: false,
   use_subtrees:: true,
+  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }, an
+  // ELMoForManyLangs model with elmo_settings:: elmo.efml("/m/en") (its indexer too).
   elmo_settings:: elmo,
   // No dropout of ELMo's own, as in AllenNLP's BCN + ELMo config: BCN drops its embeddings
   // (ELMo at the input included) with `embedding_dropout`, and the pooled vector (ELMo at the
@@ -72,7 +74,7 @@ local optimizer = import "../common/optimizer.libsonnet";
     type: "sst_trees",
     granularity: "5-class",
     use_subtrees: use_subtrees,
-    token_indexers: embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {}),
+    token_indexers: embeddings.indexers + (if uses_elmo then { elmo: $.elmo_settings.indexer } else {}),
     [if use_subtrees && in_context then "phrases_in_context"]: true,
   },
 

@@ -23,6 +23,8 @@ local optimizer = import "../common/optimizer.libsonnet";
 {
   use_input_elmo:: false,
   use_output_elmo:: false,
+  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }, an
+  // ELMoForManyLangs model with elmo_settings:: elmo.efml("/m/en") (its indexer too).
   elmo_settings:: elmo,
   // No dropout of ELMo's own: ESIM drops its encoder's input (variational, `dropout`), ELMo at
   // the input included, and with ELMo's dropout on top (0.5) ELMo at the input and output cost
@@ -53,7 +55,7 @@ local optimizer = import "../common/optimizer.libsonnet";
 
   dataset_reader: {
     type: "snli_jsonl",
-    token_indexers: embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {}),
+    token_indexers: embeddings.indexers + (if uses_elmo then { elmo: $.elmo_settings.indexer } else {}),
   },
   train_data_path: data.snli.train,
   validation_data_path: data.snli.dev,

@@ -37,7 +37,8 @@ local reader(indexers, skip, passage_length_limit=null) = {
 {
   use_input_elmo:: false,
   use_output_elmo:: false,
-  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }.
+  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }, an
+  // ELMoForManyLangs model with elmo_settings:: elmo.efml("/m/en") (its indexer too).
   elmo_settings:: elmo,
   elmo_dropout:: 0.5,
   elmo_regularization:: 0.001,
@@ -64,7 +65,7 @@ local reader(indexers, skip, passage_length_limit=null) = {
   },
   local uses_elmo = self.use_input_elmo || self.use_output_elmo,
   local num_elmo_places = (if self.use_input_elmo then 1 else 0) + (if self.use_output_elmo then 1 else 0),
-  local indexers = embeddings.indexers + (if uses_elmo then { elmo: elmo.indexer } else {}),
+  local indexers = embeddings.indexers + (if uses_elmo then { elmo: $.elmo_settings.indexer } else {}),
   dataset_reader: reader(indexers, true, passage_length_limit=$.passage_length_limit),
   validation_dataset_reader: reader(indexers, false),
   train_data_path: data.squad.train,

@@ -14,7 +14,8 @@ local tags = import "propbank_tags.libsonnet";
   // embeddings, with dropout and the paper's lambda * ||w||^2 on the layer weights: the ELMo
   // config sets the switch, as the SNLI and SQuAD configs do.
   use_input_elmo:: false,
-  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }.
+  // The biLM: another one with elmo_settings+:: { options_file: ..., weight_file: ... }, an
+  // ELMoForManyLangs model with elmo_settings:: elmo.efml("/m/en") (its indexer too).
   elmo_settings:: elmo,
   elmo_dropout:: 0.5,
   elmo_regularization:: 0.001,
@@ -38,7 +39,7 @@ local tags = import "propbank_tags.libsonnet";
   batch_size:: 32,
   num_epochs:: 20,
   patience:: 4,
-  local indexers = embeddings.indexers + (if self.use_input_elmo then { elmo: elmo.indexer } else {}),
+  local indexers = embeddings.indexers + (if self.use_input_elmo then { elmo: $.elmo_settings.indexer } else {}),
 
   dataset_reader: {
     type: "universal_propbank_srl",

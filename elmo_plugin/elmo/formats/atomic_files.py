@@ -33,6 +33,7 @@ from typing import Iterator, Mapping, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.package_files import local_path
+from elmo_plugin.elmo.formats.zip_archives import outer_file
 
 logger = logging.getLogger(__name__)
 
@@ -248,10 +249,10 @@ def refuse_overwriting(output: str, inputs: Mapping[str, Optional[str]]) -> None
     """A `ConfigurationError` when the file `output` would be written over one of `inputs`
     (what it is, e.g. "--weight-file", to its name), both resolved to real paths first
     (`package_files.local_path`: `elmo_plugin://...` and downloaded published files included;
-    None and URLs not downloaded are skipped), compared after following symlinks, hard links
-    included."""
+    None and URLs not downloaded are skipped; a ZIP member is its archive), compared after
+    following symlinks, hard links included."""
     for what, name in inputs.items():
-        path = None if name is None else local_path(name)
+        path = None if name is None else local_path(outer_file(name))
         if path is None:
             continue
         if _same_file(local_path(output) or output, path):

@@ -17,8 +17,9 @@ import torch
 from elmo_plugin.elmo.bilm.characters.encoder import ACTIVATIONS, weight_and_bias
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import CACHE_DIRECTORY, SCHEME, local_file
+from elmo_plugin.elmo.formats.package_files import CACHE_DIRECTORY, SCHEME
 from elmo_plugin.elmo.formats.published_models import PREFIX, check_published_options
+from elmo_plugin.elmo.formats.zip_archives import local_source
 
 logger = logging.getLogger(__name__)
 
@@ -95,9 +96,9 @@ _OPTION_TYPES = {
 
 def read_options(options_file: str) -> Dict[str, Any]:
     """Reads and checks a bilm-tf `options.json`."""
-    path = local_file(options_file, "biLM options_file")
+    source = local_source(options_file, "biLM options_file")
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(source, "rb") if isinstance(source, str) else source as handle:
             options = json.load(handle)
     except json.JSONDecodeError as error:
         raise ConfigurationError(
@@ -250,11 +251,12 @@ class _WeightReader:
         return value
 
 
-def _open_hdf5(weight_file: str, mode: str = "r") -> h5py.File:
-    path = local_file(weight_file, "biLM weight_file") if mode == "r" else weight_file
+def _open_hdf5(weight_file: str) -> h5py.File:
+    source = local_source(weight_file, "biLM weight_file")  # h5py reads a file object too
     try:
-        return h5py.File(path, mode)
+        return h5py.File(source, "r")
     except OSError as error:
+        path = source if isinstance(source, str) else weight_file
         raise ConfigurationError(_unreadable(weight_file, path, error)) from error
 
 

@@ -7,6 +7,7 @@ forward pass (`WeightProvenance`).
 """
 
 import json
+import os
 from typing import Any, Dict, Iterable, Optional, Protocol, Tuple
 
 import torch
@@ -16,8 +17,11 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import check_options, read_options, read_weights
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
+from elmo_plugin.elmo.formats.efml.ids import EFML_INDEXER_NAME
+from elmo_plugin.elmo.formats.efml.model import EFML_OPTIONS_KEY
 from elmo_plugin.elmo.formats.names import EFML, BilmFiles, PathName, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
 # recorded, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
@@ -62,7 +66,7 @@ def load_bilm(
 
     options_file : `str` or `os.PathLike`
         bilm-tf `options.json`: a path, a URL or `elmo_plugin://...`; or a whole biLM, which
-        brings its weights: a published biLM's short name or a folder
+        brings its weights: a published biLM's short name, a folder or a ZIP archive
         (`elmo_plugin.elmo.formats.names`).
     weight_file : `str` or `os.PathLike`, optional
         bilm-tf `weights.hdf5`; random weights when not given with an options file.
@@ -83,9 +87,15 @@ def load_bilm(
     if options_file not in known_options:
         files = resolve_bilm(options_file, weight_file)
         if files.format == EFML:
-            return _load_efml(
+            bilm = _load_efml(
                 files, stateful, char_cnn_cache_size, dropout, compute_dtype, execution
             )
+            if vocab is not None:  # so that its archive knows the folder it needs
+                record_options(vocab, os.fspath(options_file), bilm.options())
+            return bilm
+        name = os.fspath(options_file)
+        if vocab is not None and _recorded_efml(vocab, name) and is_gone(files.options_file):
+            raise efml_model_gone(name, "the biLM's options_file")
         options_file, weight_file = files.options_file, files.weight_file
     options = find_options(str(options_file), known_options, vocab)
     bilm = ElmoBiLm.from_options(
@@ -129,6 +139,36 @@ def _read_weights(bilm: ElmoBiLm, weight_file: str, in_model: bool) -> None:
         missing = error  # a trained archive's state dict may still bring the weights
     if in_model:
         WeightProvenance(bilm, weight_file, missing)
+
+
+def efml_model_gone(name: str, what: str) -> MissingFileError:
+    """The error for the ELMoForManyLangs model folder `name`, which `what` names, when it is
+    gone (`is_gone`), e.g. after a model trained with it was archived."""
+    overrides = {
+        "dataset_reader.token_indexers.elmo.model": "/new/place",
+        "model.elmo.options_file": "/new/place",
+    }
+    return MissingFileError(
+        f"{what} {name!r}: the ELMoForManyLangs model folder is not there (tried "
+        f"{os.path.abspath(name)}). A model trained with it needs the folder at that path: its "
+        "tables (char.dic, word.dic) index the text and its architecture JSON builds the biLM "
+        "(the archive brings the weights). Put the folder back there, or name where it is now "
+        f"for both the \"{EFML_INDEXER_NAME}\" indexer's model and the biLM's options_file, "
+        f"e.g. allennlp predict/evaluate ... -o '{json.dumps(overrides)}' (an elmo token "
+        "embedder's is model.text_field_embedder.token_embedders.elmo.options_file; a "
+        "validation_dataset_reader's indexer too, where the config has one; in Python, "
+        "load_archive(..., overrides=...))"
+    )
+
+
+def is_gone(name: str) -> bool:
+    """Whether the local path `name` (a ZIP member too) is neither a file nor a folder."""
+    return "://" not in name and not is_folder(name) and not is_file(name)
+
+
+def _recorded_efml(vocab: OptionsRecord, name: str) -> bool:
+    """Whether `vocab` (a trained model's) recorded `name` as an ELMoForManyLangs model."""
+    return EFML_OPTIONS_KEY in (recorded_options(vocab, name) or {})
 
 
 def find_options(

@@ -2,11 +2,15 @@
 How a user names a biLM, resolved in one place for every entry point (`ElmoEmbedder`,
 `elmo-embed`, `load_bilm` and so the `elmo` embedder and `Elmo`, `elmo-perplexity`):
 
-- a published biLM's short name (`"original"`, `"small"`, ...: `PUBLISHED_MODELS`);
+- a published biLM's short name (`"original"`, `"small"`, ...: `PUBLISHED_MODELS`; a
+  published ZIP's, `"efml-de"`, ...: `PUBLISHED_ARCHIVES`, downloaded when named);
 - `elmo_plugin://...`, a file or folder inside the installed package (the shipped biLM is
   `elmo_plugin://pretrained/elmo_wikipedia_512x128`);
 - a folder holding a biLM in a format of `BILM_FOLDER_FORMATS` (an `elmo-export`, an
-  ELMoForManyLangs model);
+  ELMoForManyLangs model, an unpacked NLPL archive);
+- a ZIP archive holding such a folder at its top or as its one biLM sub-folder (NLPL's
+  repository publishes bilm-tf and ELMoForManyLangs models so), read in place: its files are
+  named `<archive>/<member>` (`zip_archives`);
 - the bilm-tf pair, `options.json` and `weights.hdf5`, as paths or URLs.
 
 Every name becomes a path (or a URL) here, normalised, before anything checks or compares it:
@@ -23,20 +27,41 @@ from elmo_plugin.elmo.formats.efml.directory import REQUIRED_FILES as EFML_FILES
 from elmo_plugin.elmo.formats.package_files import (
     SCHEME,
     SHIPPED_BILM,
+    MissingFileError,
+    local_file,
     package_path,
 )
-from elmo_plugin.elmo.formats.published_models import PREFIX, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.published_models import (
+    PREFIX,
+    PUBLISHED_ARCHIVES,
+    PUBLISHED_MODELS,
+    published_archive,
+    short_names,
+)
+from elmo_plugin.elmo.formats.zip_archives import (
+    folders_inside,
+    is_file,
+    is_folder,
+    list_folder,
+    split_member,
+)
 
 PathName = Union[str, "os.PathLike[str]"]
 SHIPPED_OPTIONS = f"{SHIPPED_BILM}/{OPTIONS_NAME}"
 SHIPPED_WEIGHTS = f"{SHIPPED_BILM}/{WEIGHTS_NAME}"
 BILM_TF = "bilm-tf, as elmo-export writes it"
+BILM_TF_NLPL = "bilm-tf, as NLPL's repository publishes it"
 EFML = "ELMoForManyLangs"
-# What a folder must hold to be a biLM, by format: the error for any other folder lists these.
+# NLPL's name for bilm-tf's weights file (simple_elmo's too).
+NLPL_WEIGHTS_NAME = "model.hdf5"
+# What a folder (or a ZIP) must hold to be a biLM, by format: the error for any other folder
+# lists these. The bilm-tf formats name the options first, then the weights.
 BILM_FOLDER_FORMATS: Dict[str, Tuple[str, ...]] = {
     BILM_TF: (OPTIONS_NAME, WEIGHTS_NAME),
+    BILM_TF_NLPL: (OPTIONS_NAME, NLPL_WEIGHTS_NAME),
     EFML: tuple(EFML_FILES),
 }
+ZIP_SUFFIX = ".zip"
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,7 @@ def resolve_bilm(
     """
     name = _text(options_file, what)
     weights = None if weight_file is None else _text(weight_file, "weight_file")
+    _refuse_missing_zip(name, what)
     folder = _folder(name)
     if folder is not None:
         if weights is not None:
@@ -83,7 +109,7 @@ def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
         raise ConfigurationError(
             f"{what} {files.options_file!r} needs its weight_file (bilm-tf {WEIGHTS_NAME}): "
             "without it the biLM's weights would be random. Name both files, a folder holding "
-            f"both, or a published biLM by name ({', '.join(PUBLISHED_MODELS)})"
+            f"both, or a published biLM by name ({short_names()})"
         )
     return files
 
@@ -105,28 +131,72 @@ def _folder(name: str) -> Optional[str]:
     when it names a file."""
     if name in PUBLISHED_MODELS:
         return f"{SCHEME}{PREFIX}{name}"
+    in_package = name[len(SCHEME) :] if name.startswith(SCHEME) else ""
+    archive = published_archive(PREFIX + name if name in PUBLISHED_ARCHIVES else in_package)
+    if archive is not None:
+        # A published ZIP (ELMoForManyLangs'): downloaded now, then read in place as a folder.
+        return local_file(SCHEME + archive, "published biLM")
     if name.startswith(SCHEME + PREFIX):
         return name if name[len(SCHEME + PREFIX) :].strip("/").count("/") == 0 else None
     local = package_path(name[len(SCHEME) :]) if name.startswith(SCHEME) else name
-    return local if "://" not in local and os.path.isdir(local) else None
+    return local if "://" not in local and is_folder(local) else None
 
 
 def _folder_files(name: str, folder: str) -> BilmFiles:
     if folder.startswith(SCHEME):  # a published biLM: its two files, downloaded when read
         return BilmFiles(f"{folder}/{OPTIONS_NAME}", f"{folder}/{WEIGHTS_NAME}")
-    present = sorted(os.listdir(folder))
-    base = name.rstrip("/")
-    for fmt, needs in BILM_FOLDER_FORMATS.items():
-        if all(file_name in present for file_name in needs):
-            if fmt == BILM_TF:
-                return BilmFiles(f"{base}/{OPTIONS_NAME}", f"{base}/{WEIGHTS_NAME}")
-            return BilmFiles(folder, None, fmt)
-    raise ConfigurationError(
-        f"the folder {name!r} holds no biLM: it has {_listed(present)}; a biLM folder holds "
-        + "; or ".join(
-            f"{' and '.join(needs)} ({fmt})" for fmt, needs in BILM_FOLDER_FORMATS.items()
+    # The files are looked for in `local` and named from `name` (`elmo_plugin://...` stays so).
+    local, base = folder.rstrip("/"), name.rstrip("/")
+    fmt = _format_of(local)
+    if fmt is None and (split_member(local) or ("", None))[1] == "":  # a ZIP's one biLM folder
+        local, fmt = _zip_sub_folder(local)
+        base = local
+    if fmt is None:
+        kind = "ZIP archive" if split_member(local) else "folder"
+        raise ConfigurationError(
+            f"the {kind} {name!r} holds no biLM: it has {_listed(list_folder(local))}; a biLM "
+            f"{kind} holds {_needs()}"
         )
+    if fmt == EFML:
+        return BilmFiles(local, None, fmt)
+    options, weights = BILM_FOLDER_FORMATS[fmt]
+    return BilmFiles(f"{base}/{options}", f"{base}/{weights}")
+
+
+def _format_of(folder: str) -> Optional[str]:
+    """The format of the biLM in `folder` (`BILM_FOLDER_FORMATS`), or None."""
+    for fmt, needs in BILM_FOLDER_FORMATS.items():
+        if all(is_file(f"{folder}/{file_name}") for file_name in needs):
+            return fmt
+    return None
+
+
+def _zip_sub_folder(archive: str) -> Tuple[str, Optional[str]]:
+    """The one folder inside `archive` that holds a biLM, with its format, or `(archive, None)`
+    when none does; several are an error naming them."""
+    found = [(sub, _format_of(sub)) for sub in folders_inside(archive)]
+    found = [(sub, fmt) for sub, fmt in found if fmt is not None]
+    if len(found) > 1:
+        raise ConfigurationError(
+            f"the ZIP archive {archive!r} holds {len(found)} biLMs, in "
+            f"{_listed([sub for sub, _ in found])}; name one of these folders"
+        )
+    return found[0] if found else (archive, None)
+
+
+def _needs() -> str:
+    return "; or ".join(
+        f"{' and '.join(needs)} ({fmt})" for fmt, needs in BILM_FOLDER_FORMATS.items()
     )
+
+
+def _refuse_missing_zip(name: str, what: str) -> None:
+    """A ZIP that is not there would otherwise be taken for an options file without weights."""
+    if name.lower().endswith(ZIP_SUFFIX) and "://" not in name and not os.path.exists(name):
+        raise MissingFileError(
+            f"{what} {name!r}: no such ZIP archive (tried {os.path.abspath(name)}); name the "
+            "archive as downloaded, e.g. NLPL's 209.zip, or the folder it was unpacked into"
+        )
 
 
 def _listed(names: List[str], most: int = 8) -> str:
@@ -143,5 +213,5 @@ def _refuse_unknown_short_name(name: str, what: str) -> None:
         raise ConfigurationError(
             f"{what} {name!r} is neither a file nor a folder (relative to {os.getcwd()}) nor the "
             f"short name of a published biLM; the short names are "
-            f"{', '.join(PUBLISHED_MODELS)}, and the shipped biLM is {SHIPPED_BILM}"
+            f"{short_names()}; the shipped biLM is {SHIPPED_BILM}"
         )

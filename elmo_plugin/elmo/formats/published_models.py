@@ -1,7 +1,10 @@
 """
 The ELMo biLMs AllenNLP published, by short name: `elmo_plugin://published/<name>/options.json`
 and `.../weights.hdf5` name their files (downloaded once into AllenNLP's cache), and
-`ElmoEmbedder("<name>")` loads one. docs/elmo.md shows the same table (a test checks).
+`ElmoEmbedder("<name>")` loads one. ELMoForManyLangs' 44 languages, as NLPL's repository hosts
+them (one ZIP each, the URLs of ELMoForManyLangs' README), are `efml-<code>`
+(`PUBLISHED_ARCHIVES`): `elmo_plugin://published/efml-<code>/model.zip` names the ZIP, read in
+place once downloaded. docs/elmo.md shows the same tables (a test checks).
 
 The sizes are those allennlp.org/elmo states; no public source gives file sizes or checksums,
 so a downloaded `options.json` is checked against the sizes here, and the weights against the
@@ -14,6 +17,10 @@ from elmo_plugin.elmo.errors import ConfigurationError
 
 BASE_URL = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo/"
 PREFIX = "published/"
+# ELMoForManyLangs' models, as its README links them (NLPL's repository, version 11).
+NLPL_EFML_URL = "http://vectors.nlpl.eu/repository/11/{}.zip"
+EFML_PREFIX = "efml-"
+ARCHIVE_NAME = "model.zip"
 
 
 class PublishedModel(NamedTuple):
@@ -73,12 +80,103 @@ PUBLISHED_MODELS: Dict[str, PublishedModel] = {
     ),
 }
 
+
+class PublishedArchive(NamedTuple):
+    """A biLM published as one ZIP archive (ELMoForManyLangs' format, in NLPL's repository)."""
+
+    url: str
+    language: str
+    nlpl_id: int
+
+
+# ELMoForManyLangs' 44 languages (README, "Downloads"), by the codes of the CoNLL 2018 shared
+# task they were trained for: language and NLPL repository id. Its simplified-Chinese model is
+# left out: its only link is a bare IP address, not a stable public URL.
+_EFML_LANGUAGES = {
+    "ar": ("Arabic", 136),
+    "bg": ("Bulgarian", 137),
+    "ca": ("Catalan", 138),
+    "cs": ("Czech", 139),
+    "cu": ("Old Church Slavonic", 140),
+    "da": ("Danish", 141),
+    "de": ("German", 142),
+    "el": ("Greek", 143),
+    "en": ("English", 144),
+    "es": ("Spanish", 145),
+    "et": ("Estonian", 146),
+    "eu": ("Basque", 147),
+    "fa": ("Persian", 148),
+    "fi": ("Finnish", 149),
+    "fr": ("French", 150),
+    "ga": ("Irish", 151),
+    "gl": ("Galician", 152),
+    "grc": ("Ancient Greek", 153),
+    "he": ("Hebrew", 154),
+    "hi": ("Hindi", 155),
+    "hr": ("Croatian", 156),
+    "hu": ("Hungarian", 157),
+    "id": ("Indonesian", 158),
+    "it": ("Italian", 159),
+    "ja": ("Japanese", 160),
+    "ko": ("Korean", 161),
+    "la": ("Latin", 162),
+    "lv": ("Latvian", 163),
+    "nl": ("Dutch", 164),
+    "nb": ("Norwegian Bokmål", 165),
+    "nn": ("Norwegian Nynorsk", 166),
+    "pl": ("Polish", 167),
+    "pt": ("Portuguese", 168),
+    "ro": ("Romanian", 169),
+    "ru": ("Russian", 170),
+    "sk": ("Slovak", 171),
+    "sl": ("Slovene", 172),
+    "sv": ("Swedish", 173),
+    "tr": ("Turkish", 174),
+    "ug": ("Uyghur", 175),
+    "uk": ("Ukrainian", 176),
+    "ur": ("Urdu", 177),
+    "vi": ("Vietnamese", 178),
+    "zh": ("Chinese (traditional)", 179),
+}
+
+PUBLISHED_ARCHIVES: Dict[str, PublishedArchive] = {
+    EFML_PREFIX + code: PublishedArchive(NLPL_EFML_URL.format(nlpl_id), language, nlpl_id)
+    for code, (language, nlpl_id) in _EFML_LANGUAGES.items()
+}
+
 _FILES = {"options.json": "options_url", "weights.hdf5": "weights_url"}
 
 
+def short_names() -> str:
+    """Every short name, for an error or a help text."""
+    return (
+        f"{', '.join(PUBLISHED_MODELS)}, and ELMoForManyLangs' {len(PUBLISHED_ARCHIVES)} "
+        f"languages {', '.join(PUBLISHED_ARCHIVES)}"
+    )
+
+
+def published_archive(relative: str) -> Optional[str]:
+    """`published/<name>/model.zip` when `relative` is `published/<name>` (with or without
+    `/model.zip`) and `<name>` a published ZIP, else None."""
+    if not relative.startswith(PREFIX):
+        return None
+    short, _, file_name = relative[len(PREFIX) :].strip("/").partition("/")
+    if short in PUBLISHED_ARCHIVES and file_name in ("", ARCHIVE_NAME):
+        return f"{PREFIX}{short}/{ARCHIVE_NAME}"
+    return None
+
+
 def published_url(relative: str) -> str:
-    """The URL of `published/<name>/options.json` or `.../weights.hdf5`."""
+    """The URL of `published/<name>/options.json` or `.../weights.hdf5`, or of
+    `published/<name>/model.zip` for a published ZIP."""
     name, _, file_name = relative[len(PREFIX) :].partition("/")
+    if name in PUBLISHED_ARCHIVES:
+        if file_name != ARCHIVE_NAME:
+            raise ConfigurationError(
+                f"elmo_plugin://{relative}: the published biLM {name!r} is one ZIP archive, "
+                f"{ARCHIVE_NAME}, not {file_name!r}"
+            )
+        return PUBLISHED_ARCHIVES[name].url
     model = published_model(name)
     if file_name not in _FILES:
         raise ConfigurationError(
@@ -92,7 +190,7 @@ def published_model(name: str) -> PublishedModel:
     if name not in PUBLISHED_MODELS:
         raise ConfigurationError(
             f"no published ELMo biLM is named {name!r}; the names are "
-            f"{', '.join(PUBLISHED_MODELS)} (docs/elmo.md, 'Published biLMs')"
+            f"{short_names()} (docs/elmo.md, 'Published biLMs')"
         )
     return PUBLISHED_MODELS[name]
 

@@ -1,4 +1,4 @@
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union, cast
 
 import torch
 
@@ -13,6 +13,7 @@ from elmo_plugin.elmo.formats.loading import (
     load_bilm,
 )
 from elmo_plugin.elmo.modules.activation_cache import ActivationCache
+from elmo_plugin.elmo.modules.bilm_inputs import EFML_TABLES, bilm_ids, check_tables
 from elmo_plugin.elmo.modules.cached_bilm import CachedBiLm
 from elmo_plugin.elmo.modules.scalar_mix import ScalarMix
 
@@ -51,8 +52,8 @@ class Elmo(torch.nn.Module):
     options_file : `str`, optional
         bilm-tf `options.json`: a path, a URL, or `elmo_plugin://pretrained/...` for the shipped
         biLM (from any working directory); or a whole biLM, whose weights come with it (leave
-        out `weight_file`): a published biLM's short name, e.g. `"original"`, or a folder
-        holding one (`elmo_plugin.elmo.formats.names`).
+        out `weight_file`): a published biLM's short name, e.g. `"original"`, a folder
+        holding one or a ZIP of one, read in place (`elmo_plugin.elmo.formats.names`).
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
         When the file is missing, the weights must come from a loaded state dict (a trained
@@ -140,6 +141,9 @@ class Elmo(torch.nn.Module):
         )
         bilm.requires_grad_(requires_grad)
         self._bilm = bilm
+        self._bilm_name = str(options_file)
+        # The modes (training or not) whose first batch had its EFML tables checked.
+        self._tables_checked: Set[bool] = set()
         # What `forward` runs: the biLM, or the cache in front of it. Not a submodule, so that
         # the biLM's parameters keep the names trained archives hold (`_bilm.*`).
         self._run_bilm: Callable[[torch.Tensor], Dict[str, Any]] = (
@@ -174,6 +178,20 @@ class Elmo(torch.nn.Module):
     def reset_states(self) -> None:
         self._bilm.reset_states()
 
+    def ids(self, indexed: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """
+        What `forward` takes, from one token indexer's tensors (a text field's under its ELMo
+        key): the ids this biLM's format reads (`bilm_inputs`), refused when they are the other
+        format's. Ids of another ELMoForManyLangs model's tables are refused at the first batch
+        of training and the first of evaluation (their readers may differ).
+        """
+        ids = bilm_ids(self._bilm, indexed, self._bilm_name)
+        tables = indexed.get(EFML_TABLES)
+        if tables is not None and self.training not in self._tables_checked:
+            check_tables(self._bilm, tables, self._bilm_name)
+            self._tables_checked.add(self.training)
+        return ids
+
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
         # Parameters
@@ -181,7 +199,8 @@ class Elmo(torch.nn.Module):
         character_ids : `torch.Tensor`
             `(batch_size, num_tokens, 50)` ids from the `elmo_characters` indexer, or
             `(batch_size, ..., num_tokens, 50)` (e.g. passages of sentences), as AllenNLP's
-            `Elmo` accepts; the outputs then keep the leading dimensions.
+            `Elmo` accepts; the outputs then keep the leading dimensions. An ELMoForManyLangs
+            biLM's are its own (`ids` picks either from an indexer's tensors).
 
         # Returns
 

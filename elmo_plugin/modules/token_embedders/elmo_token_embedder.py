@@ -6,13 +6,15 @@ from allennlp.modules.time_distributed import TimeDistributed
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 from overrides import overrides
 
+from elmo_plugin.elmo.modules.bilm_inputs import EFML_TABLES, EFML_TOKENS, ELMO_TOKENS
 from elmo_plugin.elmo.modules.elmo import Elmo
 
 
 @TokenEmbedder.register("elmo")
 class ElmoTokenEmbedder(TokenEmbedder):
     """
-    ELMo as a token embedder: takes the ids of AllenNLP's `elmo_characters` indexer and
+    ELMo as a token embedder: takes the ids of AllenNLP's `elmo_characters` indexer (for a
+    bilm-tf biLM) or of the `elmo_efml_characters` indexer (for an ELMoForManyLangs model) and
     returns the first ELMo representation, optionally projected.
 
     A model that uses ELMo at several places (its input and its output) takes an `Elmo`
@@ -26,7 +28,8 @@ class ElmoTokenEmbedder(TokenEmbedder):
         As `Elmo`'s: bilm-tf `options.json` (ours, exported by `allennlp elmo-export`, or a
         published one), or a whole biLM with its weights, leaving out `weight_file`: a short
         name (`"original"`) or a folder (`elmo_plugin://pretrained/elmo_wikipedia_512x128`, the
-        shipped biLM, or an `elmo-export`).
+        shipped biLM, an `elmo-export`, or an ELMoForManyLangs model, whose tokens the
+        `elmo_efml_characters` indexer of the same model indexes).
     weight_file : `str`, optional
         As `Elmo`'s: bilm-tf `weights.hdf5`.
     projection_dim : `int`, optional
@@ -65,21 +68,33 @@ class ElmoTokenEmbedder(TokenEmbedder):
 
     @overrides(check_signature=False)
     def forward(
-        self, elmo_tokens: torch.Tensor, word_inputs: Optional[torch.Tensor] = None
+        self,
+        elmo_tokens: Optional[torch.Tensor] = None,
+        word_inputs: Optional[torch.Tensor] = None,
+        efml_tokens: Optional[torch.Tensor] = None,
+        efml_tables: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """
         # Parameters
 
-        elmo_tokens : `torch.Tensor`
-            `(batch_size, num_tokens, 50)` character ids.
+        elmo_tokens : `torch.Tensor`, optional
+            `(batch_size, num_tokens, 50)` character ids of the `elmo_characters` indexer, for
+            a bilm-tf biLM.
         word_inputs : `torch.Tensor`, optional
             Ignored; accepted so configs written for AllenNLP's embedder work unchanged.
+        efml_tokens : `torch.Tensor`, optional
+            `(batch_size, num_tokens, max_characters_per_token + 2)` ids of the
+            `elmo_efml_characters` indexer, for an ELMoForManyLangs biLM.
+        efml_tables : `torch.Tensor`, optional
+            The digest of the tables that indexer read, which must be the biLM's.
 
         # Returns
 
         `(batch_size, num_tokens, output_dim)`.
         """
-        representation = self._elmo(elmo_tokens)["elmo_representations"][0]
+        indexed = {ELMO_TOKENS: elmo_tokens, EFML_TOKENS: efml_tokens, EFML_TABLES: efml_tables}
+        ids = self._elmo.ids({key: value for key, value in indexed.items() if value is not None})
+        representation = self._elmo(ids)["elmo_representations"][0]
         if self._projection is not None:
             representation = self._projection(representation)
         return representation

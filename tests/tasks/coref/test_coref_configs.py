@@ -1,6 +1,7 @@
 """
 Both coreference configs train one epoch on the fixtures (through `train_model_from_file`, what
-`allennlp train` runs, with the shipped biLM), with the sizes shrunk, and evaluate on the test
+`allennlp train` runs, with the shipped biLM, and the ELMo one with an ELMoForManyLangs model
+chosen by the config alone), with the sizes shrunk, and evaluate on the test
 documents; `allennlp predict` and the predictor then run on an archive, from outside the clone.
 """
 
@@ -19,12 +20,13 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
 from elmo_plugin.tasks.coref.models import SpanRankingCoref
 from elmo_plugin.tasks.coref.predictors import CorefClustersPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.coref.coref_small_overrides import FIXTURES, SMALL
-from tests.tasks.training_helpers import trained_once
+from tests.tasks.training_helpers import EFML_VARIANT, trained_once
 
 CONFIGS = TRAINING_CONFIGS / "coref"
 NAMES = ["coref_baseline", "coref_elmo"]
@@ -42,7 +44,7 @@ def trained(tmp_path_factory):
     return trained_once(tmp_path_factory, CONFIGS, lambda config: SMALL)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + ["coref_elmo" + EFML_VARIANT])
 def test_config_trains_one_epoch_and_evaluates_on_the_test_documents(trained, name):
     metrics = json.loads((trained(name) / "metrics.json").read_text())
     assert metrics["epoch"] == 0
@@ -52,11 +54,13 @@ def test_config_trains_one_epoch_and_evaluates_on_the_test_documents(trained, na
         assert f"best_validation_{key}" in metrics
     parsed = [parse_layer_weight_metric_name(key) for key in metrics]
     assert {p.mix for p in parsed if p and p.phase == "training"} == (
-        {0} if name == "coref_elmo" else set()
+        {0} if name.startswith("coref_elmo") else set()
     )
     model = load_archive(str(trained(name) / "model.tar.gz")).model
     assert isinstance(model, SpanRankingCoref)
-    assert model._elmo_places.use_input_elmo == (name == "coref_elmo")
+    assert model._elmo_places.use_input_elmo == name.startswith("coref_elmo")
+    efml = model._elmo is not None and isinstance(model._elmo.bilm, EfmlBiLm)
+    assert efml == name.endswith(EFML_VARIANT)
 
 
 def test_training_reads_segments_and_evaluation_whole_documents(trained):

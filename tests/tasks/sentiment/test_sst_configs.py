@@ -1,6 +1,7 @@
 """
 The SST configs train one epoch on the fixtures (through `train_model_from_file`, what
-`allennlp train` runs, with the shipped biLM), with the sizes shrunk; `allennlp predict` and the
+`allennlp train` runs, with the shipped biLM, and one with an ELMoForManyLangs model chosen by
+the config alone), with the sizes shrunk; `allennlp predict` and the
 predictor then run on an archive, from outside the clone.
 """
 
@@ -20,12 +21,13 @@ from allennlp.predictors import Predictor
 import elmo_plugin  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.tasks.sentiment.models import BcnClassifier
 from elmo_plugin.tasks.sentiment.predictors import SentenceSentimentPredictor
 from tests.fields import field_of
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES, SMALL
-from tests.tasks.training_helpers import trained_once
+from tests.tasks.training_helpers import EFML_VARIANT, trained_once
 
 CONFIGS = TRAINING_CONFIGS / "sentiment"
 LABELS = {"0", "1", "2", "3", "4"}
@@ -38,7 +40,7 @@ def trained(tmp_path_factory):
     return trained_once(tmp_path_factory, CONFIGS, lambda config: SMALL)
 
 
-@pytest.mark.parametrize("name", sorted(NUM_ELMO_PLACES))
+@pytest.mark.parametrize("name", sorted(NUM_ELMO_PLACES) + ["sst_elmo_input_output" + EFML_VARIANT])
 def test_config_trains_one_epoch_and_evaluates_on_the_test_roots(trained, name):
     metrics = json.loads((trained(name) / "metrics.json").read_text())
     assert metrics["epoch"] == 0
@@ -46,12 +48,14 @@ def test_config_trains_one_epoch_and_evaluates_on_the_test_roots(trained, name):
     assert 0.0 <= metrics["test_accuracy"] <= 1.0
     parsed = [parse_layer_weight_metric_name(key) for key in metrics]
     mixes = {p.mix for p in parsed if p and p.phase == "training"}
-    assert mixes == set(range(NUM_ELMO_PLACES[name]))
+    assert mixes == set(range(NUM_ELMO_PLACES[name.removesuffix(EFML_VARIANT)]))
     model = load_archive(str(trained(name) / "model.tar.gz")).model
     assert isinstance(model, BcnClassifier)
     places = model._elmo_places
-    expected = (name != "sst_baseline", name == "sst_elmo_input_output")
+    expected = (name != "sst_baseline", name.startswith("sst_elmo_input_output"))
     assert (places.use_input_elmo, places.use_output_elmo) == expected
+    efml = model._elmo is not None and isinstance(model._elmo.bilm, EfmlBiLm)
+    assert efml == name.endswith(EFML_VARIANT)
 
 
 def test_allennlp_predict_on_the_archive(trained, tmp_path):

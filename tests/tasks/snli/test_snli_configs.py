@@ -25,12 +25,13 @@ import elmo_plugin  # noqa: F401
 import elmo_plugin.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
 from elmo_plugin.tasks.snli.models import EsimNli
 from elmo_plugin.tasks.snli.predictors import NliPairPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
-from tests.tasks.training_helpers import trained_once
+from tests.tasks.training_helpers import EFML_VARIANT, trained_once
 
 CONFIGS = TRAINING_CONFIGS / "snli"
 LABELS = {"entailment", "neutral", "contradiction"}
@@ -72,14 +73,15 @@ def run_allennlp(*args: str) -> None:
         main()
 
 
-@pytest.mark.parametrize("name", sorted(ELMO_PLACES))
+# The ELMoForManyLangs fixture as the biLM, chosen by the config alone, once: frozen.
+@pytest.mark.parametrize("name", sorted(ELMO_PLACES) + ["snli_elmo_input_output" + EFML_VARIANT])
 def test_config_trains_one_epoch_and_evaluates_on_test(train, name):
     serialization_dir = train(name)
     metrics = json.loads((serialization_dir / "metrics.json").read_text())
     assert metrics["epoch"] == 0
     assert math.isfinite(metrics["training_loss"]) and math.isfinite(metrics["test_loss"])
     assert 0.0 <= metrics["test_accuracy"] <= 1.0
-    use_input_elmo, use_output_elmo = ELMO_PLACES[name]
+    use_input_elmo, use_output_elmo = ELMO_PLACES[name.removesuffix(EFML_VARIANT)]
     num_places = int(use_input_elmo) + int(use_output_elmo)
     parsed = [parse_layer_weight_metric_name(key) for key in metrics]
     logged_mixes = {f"mix{name.mix}" for name in parsed if name and name.phase == "training"}
@@ -88,6 +90,8 @@ def test_config_trains_one_epoch_and_evaluates_on_test(train, name):
     assert isinstance(model, EsimNli)
     places = model._elmo_places
     assert (places.use_input_elmo, places.use_output_elmo) == (use_input_elmo, use_output_elmo)
+    efml = model._elmo is not None and isinstance(model._elmo.bilm, EfmlBiLm)
+    assert efml == name.endswith(EFML_VARIANT)
 
 
 def test_allennlp_evaluate_on_the_archive(train, tmp_path):

@@ -1,5 +1,6 @@
-"""Each SQuAD config trained for one epoch on the fixture, then `allennlp evaluate` and
-`allennlp predict` on an archive, as a user would run them."""
+"""Each SQuAD config trained for one epoch on the fixture (one also with an ELMoForManyLangs
+model chosen by the config alone), then `allennlp evaluate` and `allennlp predict` on an
+archive, as a user would run them."""
 
 import json
 import math
@@ -11,15 +12,16 @@ import pytest
 from allennlp.commands import main
 
 import elmo_plugin.tasks.squad  # noqa: F401
+from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.squad.squad_small_overrides import FIXTURE, SMALL
-from tests.tasks.training_helpers import train_config
+from tests.tasks.training_helpers import EFML_VARIANT, task_config, train_config
 
 CONFIGS = ["squad_baseline", "squad_elmo", "squad_elmo_output", "squad_elmo_input_output"]
 
 
 def train(config: str, serialization_dir: Path, **extra_overrides):
-    config_path = TRAINING_CONFIGS / "squad" / f"{config}.jsonnet"
+    config_path = task_config(TRAINING_CONFIGS / "squad", config, serialization_dir.parent)
     return train_config(config_path, serialization_dir, {**SMALL, **extra_overrides})
 
 
@@ -29,7 +31,7 @@ def run_allennlp(*args: str) -> None:
         main()
 
 
-@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("config", CONFIGS + ["squad_elmo_input_output" + EFML_VARIANT])
 def test_config_trains_one_epoch_and_scores_the_test_split(config, tmp_path):
     model, metrics = train(config, tmp_path / config)
     assert math.isfinite(metrics["training_loss"]) and metrics["training_loss"] > 0
@@ -40,8 +42,9 @@ def test_config_trains_one_epoch_and_scores_the_test_split(config, tmp_path):
     if config == "squad_baseline":
         assert model._elmo is None and not layer_weights
     else:
-        mixes = 2 if config == "squad_elmo_input_output" else 1
+        mixes = 2 if config.startswith("squad_elmo_input_output") else 1
         assert len(model._elmo.scalar_mixes) == mixes
+        assert isinstance(model._elmo.bilm, EfmlBiLm) == config.endswith(EFML_VARIANT)
         # 3 biLM layers (character CNN + 2 LSTMs) and gamma, per mix.
         assert len(layer_weights) == 4 * mixes
     assert (tmp_path / config / "model.tar.gz").exists()

@@ -2,6 +2,7 @@ import json
 import math
 import os
 import sys
+from typing import Any
 
 import pytest
 import torch
@@ -12,15 +13,18 @@ from allennlp.models.archival import load_archive
 
 from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 from tests.tasks.srl.srl_small_overrides import SMALL
-from tests.tasks.training_helpers import train_config
+from elmo_plugin.elmo.formats.efml import EfmlBiLm
+from tests.tasks.training_helpers import EFML_VARIANT, task_config, train_config
 
 # No config gives the encoder's input size: the model sets it from the embedders and the
-# predicate embedding (with ELMo, the default biLM's output size too).
+# predicate embedding (with ELMo, the default biLM's output size too). The fine-tuned config
+# also trains with an ELMoForManyLangs model chosen by the config alone.
 CONFIGS = [
-    ("srl_baseline.jsonnet", "span"),
-    ("srl_elmo.jsonnet", "span"),
-    ("srl_elmo_finetuned.jsonnet", "span"),
-    ("srl_baseline.jsonnet", "head"),
+    ("srl_baseline", "span"),
+    ("srl_elmo", "span"),
+    ("srl_elmo_finetuned", "span"),
+    ("srl_elmo_finetuned" + EFML_VARIANT, "span"),
+    ("srl_baseline", "head"),
 ]
 
 
@@ -31,11 +35,12 @@ def trained(request, tmp_path_factory):
     overrides = dict(
         SMALL, **{"dataset_reader.label_mode": label_mode, "model.label_mode": label_mode}
     )
+    config_path = task_config(TRAINING_CONFIGS / "srl", config, tmp_path_factory.mktemp("config"))
     serialization_dir = tmp_path_factory.mktemp("srl")
     cwd = os.getcwd()
     os.chdir(PROJECT_ROOT)  # configs refer to fixtures/ and ../shared/data from the repository root
     try:
-        train_config(TRAINING_CONFIGS / "srl" / config, serialization_dir, overrides)
+        train_config(config_path, serialization_dir, overrides)
     finally:
         os.chdir(cwd)
     return config, label_mode, serialization_dir
@@ -65,11 +70,14 @@ def test_only_the_finetuned_config_trains_the_bilm(trained):
     after = {name: value for name, value in archive.model.named_parameters() if "._bilm." in name}
     assert before and before.keys() == after.keys()
     changed = [name for name in before if not torch.equal(before[name], after[name])]
-    finetuned = config == "srl_elmo_finetuned.jsonnet"
+    finetuned = config.startswith("srl_elmo_finetuned")
     assert bool(changed) == finetuned, changed
     assert all(value.requires_grad == finetuned for value in after.values())
     elmo = archive.config["model"]["text_field_embedder"]["token_embedders"]["elmo"]
     assert ("activation_cache" in elmo) != finetuned  # a fine-tuned biLM's activations change
+    model: Any = archive.model  # its submodules, as the config built them
+    bilm = model._text_field_embedder.token_embedder_elmo.elmo.bilm
+    assert isinstance(bilm, EfmlBiLm) == config.endswith(EFML_VARIANT)
 
 
 def test_allennlp_predict_on_the_archive(trained, tmp_path, monkeypatch):

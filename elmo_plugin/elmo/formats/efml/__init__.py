@@ -6,6 +6,13 @@ input comes from its own `batch_to_ids`.
 
 from elmo_plugin.elmo.formats.efml.directory import DESCRIPTION, is_efml_directory
 from elmo_plugin.elmo.formats.efml.ids import EfmlIds
-from elmo_plugin.elmo.formats.efml.model import EfmlBiLm, load_efml_bilm
+from elmo_plugin.elmo.formats.efml.model import EfmlBiLm, load_efml_bilm, load_efml_ids
 
-__all__ = ["DESCRIPTION", "EfmlBiLm", "EfmlIds", "is_efml_directory", "load_efml_bilm"]
+__all__ = [
+    "DESCRIPTION",
+    "EfmlBiLm",
+    "EfmlIds",
+    "is_efml_directory",
+    "load_efml_bilm",
+    "load_efml_ids",
+]

@@ -2,10 +2,12 @@
 The files of an ELMoForManyLangs (EFML) model directory, read as EFML's `Embedder` reads them:
 `config.json` (a dump of the training arguments, whose `config_path` names the architecture
 JSON), `char.dic` and `word.dic` (`token<TAB>id` lines) and the two torch state dicts
-`token_embedder.pkl` and `encoder.pkl`.
+`token_embedder.pkl` and `encoder.pkl`; the directory on disk or inside a ZIP archive
+(`zip_archives`: NLPL's repository publishes EFML models as ZIPs), read in place.
 """
 
 import inspect
+import io
 import json
 import os
 from typing import Any, Dict, List, Optional
@@ -13,6 +15,7 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder, open_file
 
 TRAINING_ARGUMENTS = "config.json"
 CHARACTER_TABLE = "char.dic"
@@ -26,21 +29,25 @@ DESCRIPTION = (
     + ", ".join(REQUIRED_FILES)
     + f" (and {WORD_TABLE} for a model with word embeddings)"
 )
+# EFML's packaged architecture JSONs (`elmoformanylangs/configs/`, MIT, copied unchanged with
+# its LICENSE), where EFML itself looks last: the published models' `config_path` names one of
+# them by a path on the authors' machine.
+PACKAGED_CONFIGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
 # A table line that strips to one field held a whitespace token, which EFML reads as U+3000
 # (the ideographic space of its Chinese models; `str.strip` removed it on writing).
 STRIPPED_TOKEN = "\u3000"
 
 
 def is_efml_directory(path: "str | os.PathLike[str]") -> bool:
-    """Whether `path` is a directory holding the files of an EFML model (`REQUIRED_FILES`)."""
-    return os.path.isdir(path) and all(
-        os.path.isfile(os.path.join(path, name)) for name in REQUIRED_FILES
-    )
+    """Whether `path` is a directory (on disk or in a ZIP) holding the files of an EFML model
+    (`REQUIRED_FILES`)."""
+    folder = os.fspath(path)
+    return is_folder(folder) and all(is_file(os.path.join(folder, name)) for name in REQUIRED_FILES)
 
 
 def missing_files(path: str) -> List[str]:
     """The `REQUIRED_FILES` that `path` lacks."""
-    return [name for name in REQUIRED_FILES if not os.path.isfile(os.path.join(path, name))]
+    return [name for name in REQUIRED_FILES if not is_file(os.path.join(path, name))]
 
 
 def read_architecture(model_dir: str, efml_configs_dir: Optional[str] = None) -> Dict[str, Any]:
@@ -48,7 +55,8 @@ def read_architecture(model_dir: str, efml_configs_dir: Optional[str] = None) ->
     The architecture JSON of the model in `model_dir`, found as EFML's `Embedder` finds it:
     `config_path` from `config.json` (relative to the model directory, or absolute), then its
     file name in the model directory, then in EFML's packaged `configs/` (`efml_configs_dir`,
-    where EFML is installed; its configs are not shipped here).
+    where EFML is installed), then in the copy of those configs shipped here (`PACKAGED_CONFIGS`:
+    the models NLPL publishes need them, as they do with EFML).
     """
     arguments = _read_json(os.path.join(model_dir, TRAINING_ARGUMENTS))
     config_path = arguments.get("config_path")
@@ -59,7 +67,7 @@ def read_architecture(model_dir: str, efml_configs_dir: Optional[str] = None) ->
         )
     tried = architecture_candidates(model_dir, config_path, efml_configs_dir)
     for candidate in tried:
-        if os.path.isfile(candidate):
+        if is_file(candidate):
             return _read_json(candidate)
     raise ConfigurationError(
         f"the architecture JSON of the ELMoForManyLangs model {model_dir} ('config_path': "
@@ -78,6 +86,7 @@ def architecture_candidates(
     candidates = [given, os.path.join(model_dir, name)]
     if efml_configs_dir is not None:
         candidates.append(os.path.join(efml_configs_dir, name))
+    candidates.append(os.path.join(PACKAGED_CONFIGS, name))
     return list(dict.fromkeys(candidates))
 
 
@@ -85,7 +94,7 @@ def read_table(path: str) -> Dict[str, int]:
     """A `char.dic` or `word.dic`: token to id, each line `token<TAB>id`, as EFML reads it
     (a line that strips to one field is `STRIPPED_TOKEN`)."""
     table: Dict[str, int] = {}
-    with open(path, encoding="utf-8") as lines:
+    with io.TextIOWrapper(open_file(path), encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             fields = line.strip().split("\t")
             if len(fields) == 1:
@@ -114,14 +123,15 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
 
 
 def _torch_load(path: str) -> Any:
-    if "weights_only" in inspect.signature(torch.load).parameters:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    return torch.load(path, map_location="cpu")  # torch < 1.13: no `weights_only`
+    with open_file(path) as handle:
+        if "weights_only" in inspect.signature(torch.load).parameters:
+            return torch.load(handle, map_location="cpu", weights_only=True)
+        return torch.load(handle, map_location="cpu")  # torch < 1.13: no `weights_only`
 
 
 def _read_json(path: str) -> Dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as json_file:
+        with open_file(path) as json_file:
             value = json.load(json_file)
     except json.JSONDecodeError as error:
         raise ConfigurationError(f"{path} is not JSON: {error}") from error

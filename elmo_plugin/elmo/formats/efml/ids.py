@@ -9,6 +9,8 @@ columns (its high and low `WORD_ID_BITS`); every value shifted by one so that 0 
 every value below 2**15, as the character-type and activation caches' int16 keys need.
 """
 
+import hashlib
+import json
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -16,6 +18,8 @@ import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
 
+# The registered name of the AllenNLP token indexer that makes these ids (in the plugin).
+EFML_INDEXER_NAME = "elmo_efml_characters"
 SENTENCE_MARKERS = ("<bos>", "<eos>")
 # EFML's special entries: `<oov>` for what the table lacks, `<pad>` after a word's characters.
 OOV, PAD = "<oov>", "<pad>"
@@ -28,6 +32,10 @@ _LARGEST_CHARACTER_ID = 2**15 - 2
 _LARGEST_WORD_ID = 2 ** (15 + WORD_ID_BITS) - 2
 # Token rows remembered before the memo starts afresh (a bound on its memory).
 _MAX_REMEMBERED = 200_000
+# The bytes of a table digest kept: an int64 that stays positive.
+_DIGEST_BYTES = 7
+# The model folder of every table digest loaded in this process, for errors that name it.
+_SOURCES: Dict[int, str] = {}
 
 
 class EfmlIds:
@@ -43,6 +51,8 @@ class EfmlIds:
     max_characters_per_token : `int`
         The architecture's: longer tokens are cut to this many minus two characters, for their
         characters and their word id alike, as EFML's `read_list` cuts them.
+    source : `str`, optional
+        The model's folder, which errors about ids of other tables name.
     """
 
     def __init__(
@@ -50,6 +60,7 @@ class EfmlIds:
         characters: Dict[str, int],
         words: Optional[Dict[str, int]],
         max_characters_per_token: int,
+        source: str = "an ELMoForManyLangs model",
     ) -> None:
         required = SENTENCE_MARKERS + (OOV, PAD, WORD_START, WORD_END)
         _check_table(characters, "char.dic", required, _LARGEST_CHARACTER_ID)
@@ -63,6 +74,9 @@ class EfmlIds:
         self.words = words
         self.max_characters_per_token = max_characters_per_token
         self.width = max_characters_per_token + 2
+        self.source = source
+        self.digest = _digest(characters, words, max_characters_per_token)
+        _SOURCES.setdefault(self.digest, source)
         self._rows: Dict[str, numpy.ndarray] = {}
 
     @property
@@ -115,6 +129,20 @@ class EfmlIds:
 
     def clear(self) -> None:
         self._rows.clear()
+
+
+def source_of(digest: int) -> str:
+    """The folder of the model whose tables have `digest` (`EfmlIds.digest`), as far as this
+    process loaded it."""
+    return _SOURCES.get(digest, f"a model not loaded here (table digest {digest})")
+
+
+def _digest(characters: Dict[str, int], words: Optional[Dict[str, int]], width: int) -> int:
+    """What the ids mean, as a number: two models with this digest make the same ids of
+    every token (their tables and token length are the same)."""
+    tables = [sorted(characters.items()), sorted(words.items()) if words else None, width]
+    text = json.dumps(tables, ensure_ascii=False).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(text).digest()[:_DIGEST_BYTES], "big")
 
 
 def _check_table(table: Dict[str, int], name: str, required: Sequence[str], limit: int) -> None:

@@ -13,12 +13,16 @@ from typing import Any, Dict, Optional, Sequence
 import torch
 
 from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm
-from elmo_plugin.elmo.bilm.model import ElmoBiLm
+from elmo_plugin.elmo.bilm.model import ElmoBiLm, bilstm_from_options
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.efml import directory
 from elmo_plugin.elmo.formats.efml.ids import EfmlIds
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder
+from elmo_plugin.elmo.formats.zip_archives import is_file
+
+# The key of an EFML biLM's `options()`, which a model's vocabulary records (`loading`).
+EFML_OPTIONS_KEY = "elmoformanylangs"
 
 
 class EfmlBiLm(ElmoBiLm):
@@ -67,7 +71,7 @@ class EfmlBiLm(ElmoBiLm):
 
     def options(self) -> Dict[str, Any]:
         """The EFML architecture (what `digest` hashes); not bilm-tf options."""
-        return {"elmoformanylangs": self.architecture}
+        return {EFML_OPTIONS_KEY: self.architecture}
 
 
 def load_efml_bilm(
@@ -99,7 +103,9 @@ def load_efml_bilm(
         )
     if compute_dtype != torch.float32:
         raise ConfigurationError(
-            f"an ELMoForManyLangs biLM computes in float32 only, not {compute_dtype}"
+            f"compute_dtype {compute_dtype}: an ELMoForManyLangs biLM computes in float32 only "
+            "(its token layer, with its word embeddings, has no reduced-precision path); leave "
+            "compute_dtype at float32"
         )
     architecture = directory.read_architecture(model_dir, efml_configs_dir)
     cnn, lstm_config = _checked_architecture(architecture, model_dir)
@@ -118,16 +124,10 @@ def load_efml_bilm(
         padding_character=ids.padding_character,
         cache_size=char_cnn_cache_size,
     )
-    lstm = ElmoBiLstm(
-        input_size=lstm_config["projection_dim"],
-        hidden_size=lstm_config["projection_dim"],
-        cell_size=lstm_config["dim"],
-        num_layers=lstm_config["n_layers"],
-        # EFML clips only where the value is truthy: a clip of 0 is none.
-        cell_clip=lstm_config.get("cell_clip") or None,
-        proj_clip=lstm_config.get("proj_clip") or None,
-        use_skip_connections=True,
-    )
+    # EFML clips only where the value is truthy (a clip of 0 is none) and always adds the
+    # residual from the second layer on.
+    clips = {name: lstm_config.get(name) or None for name in ("cell_clip", "proj_clip")}
+    lstm = bilstm_from_options({**lstm_config, **clips, "use_skip_connections": True})
     bilm = EfmlBiLm(encoder, lstm, ids, architecture, stateful)
     bilm.set_execution(execution)
     _load_weights(bilm, model_dir)
@@ -160,18 +160,29 @@ def _checked_architecture(architecture: Dict[str, Any], model_dir: str) -> Any:
     return cnn, encoder
 
 
+def load_efml_ids(model_dir: str, efml_configs_dir: Optional[str] = None) -> EfmlIds:
+    """The ids of the EFML model in `model_dir` (its tables and its architecture's token
+    length), which its biLM's `batch_to_ids` makes, with no weights read: for a data pipeline
+    that indexes tokens apart from the model."""
+    if not directory.is_efml_directory(model_dir):
+        raise ConfigurationError(f"{model_dir} is not {directory.DESCRIPTION}")
+    architecture = directory.read_architecture(model_dir, efml_configs_dir)
+    cnn, _ = _checked_architecture(architecture, model_dir)
+    return _read_ids(model_dir, cnn)
+
+
 def _read_ids(model_dir: str, cnn: Dict[str, Any]) -> EfmlIds:
     characters = directory.read_table(os.path.join(model_dir, directory.CHARACTER_TABLE))
     words = None
     if cnn["word_dim"] > 0:
         word_path = os.path.join(model_dir, directory.WORD_TABLE)
-        if not os.path.isfile(word_path):
+        if not is_file(word_path):
             raise ConfigurationError(
                 f"the ELMoForManyLangs model {model_dir} has word embeddings (word_dim "
                 f"{cnn['word_dim']}) but no {directory.WORD_TABLE}"
             )
         words = directory.read_table(word_path)
-    return EfmlIds(characters, words, cnn["max_characters_per_token"])
+    return EfmlIds(characters, words, cnn["max_characters_per_token"], source=model_dir)
 
 
 # EFML's gate blocks (AllenNLP 0.x's order: input, forget, candidate, output) for ours

@@ -9,7 +9,7 @@ from allennlp.modules.span_extractors import EndpointSpanExtractor
 from allennlp.nn import InitializerApplicator, util
 from overrides import overrides
 
-from elmo_plugin.elmo import ELMO_INDEXER_KEY, elmo_layer_weight_metrics
+from elmo_plugin.elmo import elmo_layer_weight_metrics
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.coref.metrics import Conll2012CorefScores, CorefMentionRecall
@@ -293,13 +293,8 @@ class SpanRankingCoref(Model):
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """The word embeddings (after lexical dropout) and the context layer's outputs, both
         `(batch_size, num_words, ...)`; ELMo and the context layer run sentence by sentence."""
-        elmo_input = dict(text)
-        if ELMO_INDEXER_KEY in text:
-            # The biLM reads one sentence a row (as it was trained; its cache keys sentences).
-            elmo_input[ELMO_INDEXER_KEY] = {
-                "elmo_tokens": layout.to_sentences(text[ELMO_INDEXER_KEY]["elmo_tokens"])
-            }
-        placed = self._elmo_places(elmo_input)
+        # The biLM reads one sentence a row (as it was trained; its cache keys sentences).
+        placed = self._elmo_places(text, rows=layout.to_sentences)
         # Shape: (batch_size, num_words, embedding_dim)
         embedded = self._lexical_dropout(embed_in_float32(self._text_field_embedder, placed.text))
         # Shape: (num_sentences, max_sentence_length, embedding_dim (+ ELMo))
