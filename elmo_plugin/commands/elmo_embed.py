@@ -14,6 +14,7 @@ from allennlp.commands.subcommand import Subcommand
 from overrides import overrides
 
 from elmo_plugin.archives import bilm_from_archive, files_read
+from elmo_plugin.commands.subparsers import add_command_parser
 from elmo_plugin.embedding import cli
 
 
@@ -28,13 +29,7 @@ class ElmoEmbed(Subcommand):
 
     @overrides
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = (
-            f"{cli.DESCRIPTION} (Found by `allennlp` from any directory once elmo_plugin is "
-            "pip-installed; from a clone, in its root or with --include-package elmo_plugin.)"
-        )
-        subparser = parser.add_parser(
-            self.name, description=description, help=description.split(" (Found")[0]
-        )
+        subparser = add_command_parser(parser, self.name, cli.DESCRIPTION)
         model = subparser.add_mutually_exclusive_group()
         cli.add_arguments(subparser, model)
         model.add_argument(

@@ -1,7 +1,8 @@
 """
 `allennlp elmo-export ARCHIVE OUT_DIR`: writes the biLM of a trained `bilm` model as bilm-tf
 `options.json` + `weights.hdf5` (and, with `--include-softmax`, `softmax.hdf5` + `vocab.txt`);
-with `--format onnx`, the biLM of a `bilm` model or of bilm-tf files as `elmo.onnx`
+with `--format onnx`, the biLM of a `bilm` model, of bilm-tf files or of an ELMoForManyLangs
+model as `elmo.onnx`
 (`elmo_plugin.elmo.formats.onnx_export`).
 """
 
@@ -16,11 +17,13 @@ from allennlp.models.archival import CONFIG_NAME
 from overrides import overrides
 
 from elmo_plugin.archives import bilm_from_archive
+from elmo_plugin.commands.subparsers import add_command_parser
 from elmo_plugin.elmo.execution.devices import check_cuda_device
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.elmo.formats.efml import is_efml_directory
+from elmo_plugin.elmo.formats.efml import DESCRIPTION as EFML_DESCRIPTION
+from elmo_plugin.elmo.formats.efml import is_efml_directory, load_efml_bilm
 from elmo_plugin.elmo.formats.loading import load_bilm
 
 logger = logging.getLogger(__name__)
@@ -41,17 +44,13 @@ class ElmoExport(Subcommand):
             "Export the biLM of a trained `bilm` model (allennlp train) as bilm-tf "
             "options.json + weights.hdf5, for ELMo embedders."
         )
-        found = (
-            " (Found by `allennlp` from any directory once elmo_plugin is pip-installed; from a "
-            "clone, in its root or with --include-package elmo_plugin.)"
-        )
-        subparser = parser.add_parser(self.name, description=description + found, help=description)
+        subparser = add_command_parser(parser, self.name, description)
         subparser.add_argument(
             "archive_file",
             type=str,
             help="model.tar.gz (or serialization directory) of a `bilm` model; with --format "
-            "onnx also a bilm-tf options.json (with --weight-file) or a directory holding "
-            "options.json and weights.hdf5",
+            "onnx also a bilm-tf options.json (with --weight-file), a directory holding "
+            "options.json and weights.hdf5, or an ELMoForManyLangs model directory",
         )
         subparser.add_argument("output_dir", type=str, help="directory to write the files to")
         subparser.add_argument(
@@ -145,8 +144,8 @@ def export_onnx_model(
 
     source : `str`
         A bilm-tf `options.json` (with `weight_file`), a directory holding bilm-tf
-        `options.json` and `weights.hdf5`, or a trained `bilm` model's archive or serialization
-        directory.
+        `options.json` and `weights.hdf5`, a trained `bilm` model's archive or serialization
+        directory, or an ELMoForManyLangs model directory.
     output_dir : `str`
     weight_file : `str`, optional
     scalar_mix : `Tuple[List[float], float]`, optional
@@ -172,10 +171,7 @@ def bilm_to_export(source: str, weight_file: Optional[str]) -> ElmoBiLm:
             )
         return load_bilm(source, weight_file)
     if is_efml_directory(source):
-        raise ConfigurationError(
-            f"{source}: an ELMoForManyLangs model, which the ONNX export does not support yet "
-            "(it reads its own character and word ids)"
-        )
+        return load_efml_bilm(source)
     options, weights = (os.path.join(source, name) for name in (OPTIONS_NAME, WEIGHTS_NAME))
     if os.path.isfile(options) and os.path.isfile(weights):
         return load_bilm(options, weights)
@@ -186,6 +182,5 @@ def bilm_to_export(source: str, weight_file: Optional[str]) -> ElmoBiLm:
     raise ConfigurationError(
         f"{source}: cannot export this to ONNX. Supported are a bilm-tf options.json with "
         f"--weight-file, a directory holding bilm-tf {OPTIONS_NAME} and {WEIGHTS_NAME}, and a "
-        "trained `bilm` model's model.tar.gz or serialization directory (ELMoForManyLangs "
-        "models are not supported yet)"
+        f"trained `bilm` model's model.tar.gz or serialization directory, and {EFML_DESCRIPTION}"
     )

@@ -1,5 +1,6 @@
-"""`allennlp elmo-export --format onnx`: bilm-tf files and a trained `bilm` archive to an ONNX
-model that gives their biLM's layers; anything else is an error naming what is supported."""
+"""`allennlp elmo-export --format onnx`: bilm-tf files, a trained `bilm` archive and an
+ELMoForManyLangs model to an ONNX model that gives their biLM's layers; anything else is an
+error naming what is supported."""
 
 import importlib.util
 import os
@@ -14,6 +15,8 @@ import elmo_plugin.lm  # noqa: F401
 from elmo_plugin.archives import bilm_from_archive
 from elmo_plugin.elmo import batch_to_ids, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.efml import load_efml_bilm
+from elmo_plugin.elmo.formats.onnx_efml import onnx_inputs
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp
 from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
@@ -99,7 +102,24 @@ def test_what_cannot_be_exported_is_an_error_naming_what_can(tmp_path):
         run_allennlp("elmo-export", OPTIONS, str(tmp_path / "out"), "--format", "onnx")
     with pytest.raises(ConfigurationError, match="--scalar-mix: only for --format onnx"):
         run_allennlp("elmo-export", "x.tar.gz", str(tmp_path / "out"), "--scalar-mix", "1")
-    efml = str(PROJECT_ROOT / "fixtures" / "efml" / "model")
-    with pytest.raises(ConfigurationError, match="an ELMoForManyLangs model"):
-        run_allennlp("elmo-export", efml, str(tmp_path / "out"), "--format", "onnx")
+    with pytest.raises(ConfigurationError, match="and an ELMoForManyLangs model directory"):
+        run_allennlp("elmo-export", str(text), str(tmp_path / "out"), "--format", "onnx")
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_an_elmoformanylangs_model_exports(tmp_path):
+    import onnxruntime
+
+    efml = str(PROJECT_ROOT / "fixtures" / "efml" / "model")
+    run_allennlp("elmo-export", efml, str(tmp_path), "--format", "onnx")
+    session = onnxruntime.InferenceSession(
+        str(tmp_path / "elmo.onnx"), providers=["CPUExecutionProvider"]
+    )
+    bilm = load_efml_bilm(efml)
+    ids = bilm.batch_to_ids(SENTENCES)
+    layers = session.run(["layers"], onnx_inputs(ids.numpy(), 50))[0]
+    with torch.no_grad():
+        ours = bilm(ids)
+    for layer, activations in zip(layers, ours["activations"]):
+        expected, _ = remove_sentence_boundaries(activations, ours["mask"])
+        numpy.testing.assert_allclose(layer, expected.numpy(), rtol=0, atol=1e-5)

@@ -155,9 +155,9 @@ RUNNER = """
 """
 
 
-def _bare_environment(root):
+def bare_environment(root, tokenizer, runner):
     """A directory holding links to onnxruntime and numpy (and numpy's libraries) from this
-    environment's site-packages, the reference tokenizer and the runner."""
+    environment's site-packages, the reference `tokenizer` module and the `runner` script."""
     root.mkdir()
     for package in ("onnxruntime", "numpy"):
         spec = importlib.util.find_spec(package)
@@ -167,9 +167,23 @@ def _bare_environment(root):
         for name in os.listdir(site):
             if name == package or name == f"{package}.libs":
                 os.symlink(os.path.join(site, name), root / name)
-    os.symlink(onnx_tokenizer.__file__, root / "onnx_tokenizer.py")
-    (root / "runner.py").write_text(textwrap.dedent(RUNNER))
+    os.symlink(tokenizer.__file__, root / os.path.basename(tokenizer.__file__))
+    (root / "runner.py").write_text(textwrap.dedent(runner))
     return root
+
+
+def run_bare(root, arguments, cwd):
+    """`root`'s runner with `arguments` under `python -I -S` (no environment variables, no user
+    site, no site-packages), seeing only `root`; the completed process."""
+    script = f"import sys; sys.path.insert(0, {str(root)!r}); sys.argv = sys.argv[1:]; " + (
+        f"exec(open({str(root / 'runner.py')!r}).read())"
+    )
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, "runner", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
 
 
 @needs_onnx
@@ -179,19 +193,10 @@ def test_the_model_runs_with_onnxruntime_and_numpy_only(batch, tmp_path):
         str(PROJECT_ROOT / "fixtures/elmo/lm_weights.hdf5"),
     )
     model = _export(bilm, tmp_path / "elmo.onnx")
-    root = _bare_environment(tmp_path / "bare")
+    root = bare_environment(tmp_path / "bare", onnx_tokenizer, RUNNER)
     (tmp_path / "sentences.json").write_text(json.dumps(batch))
-    # -I: no environment variables, no user site; -S: no site-packages.
-    script = f"import sys; sys.path.insert(0, {str(root)!r}); sys.argv = sys.argv[1:]; " + (
-        f"exec(open({str(root / 'runner.py')!r}).read())"
-    )
     arguments = [model, str(tmp_path / "sentences.json"), str(tmp_path / "out.npz")]
-    result = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", script, "runner", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    result = run_bare(root, arguments, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     ids = batch_to_ids(batch)
     with torch.no_grad():

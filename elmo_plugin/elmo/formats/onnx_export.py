@@ -9,6 +9,12 @@ The model (docs/elmo.md has the details and a Java snippet):
   *without* `<S>` and `</S>`, 0 past each sentence's end (any batch size and length); the model
   adds the sentence markers as `Elmo` does. `elmo_plugin.elmo.formats.onnx_tokenizer` makes
   them in plain Python.
+- of an ELMoForManyLangs (EFML) biLM, instead: `character_ids`, int64 `(batch, tokens,
+  max_characters_per_token)`, ids of the model's character table, and, where the model has
+  word embeddings, `word_ids`, int64 `(batch, tokens)`, ids of its word table, each plus one,
+  0 past each sentence's end, without `<bos>` and `<eos>` (`onnx_efml.onnx_inputs` of
+  `EfmlIds.batch_to_ids`). The tables are in the model's metadata (`onnx_efml`), from which
+  `elmo_plugin.elmo.formats.onnx_efml_tokenizer` makes the ids in plain Python.
 - output `layers`, float32 `(L + 1, batch, tokens, 2 * hidden)`: the biLM's `activations`
   (the token layer twice, then each LSTM layer's forward and backward states), without the
   markers' positions as `Elmo` removes them, zero past each sentence's end; with
@@ -26,8 +32,10 @@ from typing import NamedTuple, Optional, Sequence
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.formats.efml.model import EfmlBiLm
 
 INPUT_NAME = "character_ids"
+WORD_IDS_NAME = "word_ids"
 LAYERS_NAME = "layers"
 MASK_NAME = "mask"
 MIXED_NAME = "mixed"
@@ -56,7 +64,8 @@ def export_onnx(
     # Parameters
 
     bilm : `ElmoBiLm`
-        A stateless biLM (`load_bilm`, or a trained `bilm` archive's).
+        A stateless biLM: of bilm-tf files (`load_bilm`), of a trained `bilm` archive, or of
+        an ELMoForManyLangs model (`load_efml_bilm`).
     path : `str`
     scalar_mix : `ScalarMixWeights`, optional
         Adds the `mixed` output.
@@ -64,11 +73,12 @@ def export_onnx(
         Keep the `<S>` and `</S>` positions in the outputs, as `Elmo`'s option of that name.
     """
     onnx = _import_onnx()
-    if type(bilm) is not ElmoBiLm:
-        # A subclass reads other input (ELMoForManyLangs' `EfmlBiLm`): not this graph.
+    if type(bilm) not in (ElmoBiLm, EfmlBiLm):
+        # A subclass may read other input or compute otherwise: not these graphs.
         raise ConfigurationError(
-            f"cannot export a {type(bilm).__name__} to ONNX: supported is the ElmoBiLm of "
-            "bilm-tf files or of a trained `bilm` model (ELMoForManyLangs models not yet)"
+            f"cannot export a {type(bilm).__name__} to ONNX: supported are the ElmoBiLm of "
+            "bilm-tf files or of a trained `bilm` model, and the EfmlBiLm of an "
+            "ELMoForManyLangs model"
         )
     if bilm.stateful:
         raise ConfigurationError(
@@ -85,6 +95,11 @@ def export_onnx(
     model = build_model(bilm, scalar_mix, keep_sentence_boundaries)
     model.metadata_props.add(key="bilm_options", value=json.dumps(bilm.options(), sort_keys=True))
     model.metadata_props.add(key="layer_names", value=json.dumps(bilm.layer_names()))
+    if isinstance(bilm, EfmlBiLm):
+        from elmo_plugin.elmo.formats.onnx_efml import table_metadata
+
+        for key, table in table_metadata(bilm.ids).items():
+            model.metadata_props.add(key=key, value=table)
     onnx.checker.check_model(model)
     with replaced_when_complete(path) as partial:
         onnx.save(model, partial)
