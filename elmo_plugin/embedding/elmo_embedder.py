@@ -1,6 +1,7 @@
 """
 `ElmoEmbedder`: the ELMo layers of tokenised sentences as numpy arrays, with AllenNLP 0.9's
-`allennlp.commands.elmo.ElmoEmbedder` API (what flair, SeqVec and bio_embeddings call) and
+`allennlp.commands.elmo.ElmoEmbedder` API (what SeqVec and bio_embeddings call; flair, which
+imports that module itself, through `elmo_plugin.embedding.allennlp_commands_elmo`) and
 simple_elmo's `get_elmo_vectors` as `embed`, and `embed_file`, what `allennlp elmo-embed` runs.
 It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
 `elmo_plugin.embedding.embeddings_file`; nothing of it is registered.
@@ -25,6 +26,13 @@ from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from elmo_plugin.embedding.bulk import embed_in_bulk
 from elmo_plugin.embedding.embeddings_file import InputFile
 from elmo_plugin.embedding.long_sequences import embed_long_sequence
+from elmo_plugin.embedding.states import (
+    STATELESS,
+    carries_states,
+    refuse_carried_bulk,
+    set_state,
+    warm_up,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -51,17 +59,21 @@ class ElmoEmbedder:
     layer (duplicated to the LSTM layers' width) and then each LSTM layer, without `<S>` and
     `</S>`: `(3, n, 1024)` for the original ELMo, `(3, n, 256)` for the shipped biLM, which is
     the default (0.9 downloaded the original). Code written for 0.9 runs unchanged after
-    `from elmo_plugin import ElmoEmbedder`.
+    `from elmo_plugin import ElmoEmbedder`; code that imports 0.9's module inside a library
+    (flair) after `elmo_plugin.embedding.allennlp_commands_elmo.install()`.
 
-    One difference: 0.9 carried the LSTM states from one batch to the next, so a sentence's
-    vectors depended on what was embedded before it (its first batch equals ours); here a
-    sentence gets the same vectors in every call, whatever else is in its batch.
+    States: by default a sentence gets the same vectors in every call, whatever else is in its
+    batch (0.9's first batch equals ours). 0.9 carried the LSTM states from one batch to the
+    next, so its vectors depended on what was embedded before; `state="carried"` does so too,
+    equal to 0.9's to 1e-5 over successive batches of any sizes, to regenerate vectors stored
+    by 0.9 or bilm-tf (`elmo_plugin.embedding.states`; docs/elmo.md says when each matters).
 
     Memory: each biLM run sees at most `max_tokens` token positions (sentences times the
     longest of them, markers included); a longer sentence runs alone in windows of half that,
     its LSTM states carried from window to window, equal to one run over it to float32
     rounding (`elmo_plugin.embedding.long_sequences`). Every method but `batch_to_embeddings`
-    (0.9's single run) splits its input so, and copies each sentence's layers out of the run.
+    (0.9's single run) splits its input so (not with `state="carried"`), and copies each
+    sentence's layers out of the run.
     A run's peak memory beyond the weights grows with its positions, so `max_tokens` bounds it
     (docs/performance.md has the measured peaks of the original size's biLM and the shipped
     one). On a device out of memory, a run is split in halves and retried, a single sentence
@@ -75,7 +87,8 @@ class ElmoEmbedder:
         bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`; or a whole biLM:
         the short name of one AllenNLP published (`"original"`, `"small"`, ...: the names of
         `elmo_plugin.elmo.formats.published_models`), whose two files are then downloaded
-        once, or a folder holding `options.json` and `weights.hdf5` (an `elmo-export`).
+        once, or a folder holding `options.json` and `weights.hdf5` (an `elmo-export`), or a
+        ZIP holding a biLM (as NLPL publishes them), read in place (docs/elmo.md).
     weight_file : `str` or `os.PathLike`, optional
         bilm-tf `weights.hdf5`: needed with an options file (but the shipped biLM's), left out
         with a whole biLM.
@@ -85,6 +98,11 @@ class ElmoEmbedder:
         The token positions of one biLM run (see above).
     execution : `Execution` or its config, optional (default = `"auto"`)
         How the biLM runs (`elmo_plugin.elmo.execution.settings`), e.g. `{"fused": true}`.
+    state : `str`, optional (default = `"stateless"`)
+        `"carried"`: each call of 0.9's API (`batch_to_embeddings`, `embed_batch`,
+        `embed_sentence`, each batch of `embed_sentences` and `embed`) is one biLM run, as in
+        0.9, not split by `max_tokens`, starting from the LSTM states the earlier runs left in
+        its rows (`reset_states()` forgets them); `embed_file` refuses it.
     """
 
     def __init__(
@@ -94,17 +112,23 @@ class ElmoEmbedder:
         cuda_device: int = -1,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
+        state: str = STATELESS,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
+        carries_states(state)
         files = require_weights(resolve_bilm(options_file, weight_file))
         bilm = load_bilm(
             files.options_file, files.weight_file, execution=Execution.parse(execution)
         )
-        self._hold(bilm, cuda_device, max_tokens)
+        self._hold(bilm, cuda_device, max_tokens, state)
 
     @classmethod
     def from_bilm(
-        cls, bilm: ElmoBiLm, cuda_device: int = -1, max_tokens: int = DEFAULT_MAX_TOKENS
+        cls,
+        bilm: ElmoBiLm,
+        cuda_device: int = -1,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        state: str = STATELESS,
     ) -> "ElmoEmbedder":
         """
         An `ElmoEmbedder` over a biLM already built (an archive's, or one in a compute dtype).
@@ -115,13 +139,16 @@ class ElmoEmbedder:
             Put in eval mode, its parameters frozen, and moved to `cuda_device`.
         cuda_device : `int`, optional (default = `-1`)
         max_tokens : `int`, optional (default = `4096`)
+        state : `str`, optional (default = `"stateless"`)
+            Made the biLM's (its `stateful`), from zero states.
         """
         _check_positive("max_tokens", max_tokens)
         embedder = cls.__new__(cls)
-        embedder._hold(bilm, cuda_device, max_tokens)
+        embedder._hold(bilm, cuda_device, max_tokens, state)
         return embedder
 
-    def _hold(self, bilm: ElmoBiLm, cuda_device: int, max_tokens: int) -> None:
+    def _hold(self, bilm: ElmoBiLm, cuda_device: int, max_tokens: int, state: str) -> None:
+        set_state(bilm, state)
         bilm = bilm.eval()
         for parameter in bilm.parameters():
             parameter.requires_grad_(False)
@@ -139,6 +166,11 @@ class ElmoEmbedder:
 
     def get_output_dim(self) -> int:
         return self.elmo_bilm.get_output_dim()
+
+    def reset_states(self) -> None:
+        """With `state="carried"`, forgets the carried LSTM states: the next run starts from
+        zeros, as a new 0.9 `ElmoEmbedder` or a new simple_elmo session did."""
+        self.elmo_bilm.reset_states()
 
     def batch_to_embeddings(self, batch: List[Sentence]) -> Tuple[torch.Tensor, torch.Tensor]:
         """
@@ -166,6 +198,8 @@ class ElmoEmbedder:
     def embed_batch(self, batch: List[Sentence]) -> List[numpy.ndarray]:
         """The layers of each sentence of `batch`, `(L + 1, num_tokens, dim)` each."""
         _check_sentences(batch)
+        if self.elmo_bilm.stateful:  # one run, as 0.9's: each row starts from its state
+            return self._embed_run(batch)
         embedded: List[numpy.ndarray] = []
         for chunk in _chunks(batch, self.max_tokens):
             embedded.extend(self._embed_fitting(chunk, self.max_tokens))
@@ -230,6 +264,7 @@ class ElmoEmbedder:
         sentences: List[Sentence],
         layers: Layers = "average",
         batch_size: int = DEFAULT_BATCH_SIZE,
+        warmup: bool = False,
     ) -> numpy.ndarray:
         """
         simple_elmo's `get_elmo_vectors`: one zero-padded float32 array for all `sentences`.
@@ -244,9 +279,15 @@ class ElmoEmbedder:
             indices (0 the token layer) gives those layers, `(num_sentences, len(layers),
             max_tokens, dim)`.
         batch_size : `int`, optional (default = `64`)
+            simple_elmo's is the `max_batch_size` its model was loaded with, 32 by default.
+        warmup : `bool`, optional (default = `False`)
+            simple_elmo's (whose default is `True`): with `state="carried"`, the first batch
+            is run once first, its vectors dropped; nothing to warm up when stateless.
         """
         pick = _layer_picker(layers, self.num_layers)
         _check_sentences(sentences)
+        if warmup:
+            warm_up(self, sentences, batch_size)
         longest = max((len(sentence) for sentence in sentences), default=0)
         # The picked shape of a sentence of 0 tokens, widened to the longest sentence.
         shape = pick(numpy.zeros((self.num_layers, 0, self.get_output_dim()))).shape
@@ -291,6 +332,7 @@ class ElmoEmbedder:
             Name each dataset by its line's text instead (no `sentence_to_index`); a repeated
             line, or one holding `/` (a path in hdf5), is an error naming the line.
         """
+        refuse_carried_bulk(self.elmo_bilm)
         return embed_in_bulk(
             self,
             input_file,
