@@ -36,4 +36,11 @@ if [ -n "$models_dir" ]; then
     rm -rf "$efml_dir"
     "$python" -m pip install -q --no-deps --target "$efml_dir" elmoformanylangs==0.0.4.post2
   fi
+  # flair and the four small packages its import needs beyond ours, for the old-client tests
+  # only (tests/flair_reference.py says what else stands in while it imports), off the
+  # default import path.
+  flair_dir=$(dirname "$models_dir")/flair
+  rm -rf "$flair_dir"
+  "$python" -m pip install -q --no-deps --target "$flair_dir" \
+    flair==0.15.1 deprecated==1.3.1 segtok==1.5.11 pptree==3.1 wrapt==2.5.2
 fi
