@@ -7,30 +7,61 @@ which Python runs at start-up; it calls `install()`, which does nothing unless t
 the `allennlp` command. There it waits for `allennlp.common.plugins` to be imported, then
 adds `elmo_plugin` to its DEFAULT_PLUGINS (so our subcommands and every registered class load,
 tasks included, and `elmo_plugin.allennlp_command` checks every archive's members before
-extraction). Importing `elmo_plugin` lets jsonnet configs `import
-"elmo_plugin/training_configs/..."` from the installed package (`elmo_plugin.config_imports`).
+extraction). Two things the command prints before any plugin loads go too: the FutureWarnings
+AllenNLP's dependencies (fairscale, torch.jit) raise while `allennlp.commands` is imported,
+silenced for that import only (as `elmo_plugin.plugin` does for its own imports), and, under
+`predict --silent`, the INFO lines of loading the plugins. Importing `elmo_plugin` lets jsonnet
+configs `import "elmo_plugin/training_configs/..."` from the installed package
+(`elmo_plugin.config_imports`).
 """
+
 import importlib.abc
 import importlib.util
+import logging
 import os
 import sys
+import warnings
 
 PLUGIN = "elmo_plugin"
 # What the plugin changes in the command: archives' members checked before extraction.
 COMMAND_HOOKS = "elmo_plugin.allennlp_command"
-_WATCHED = "allennlp.common.plugins"
+_PLUGINS = "allennlp.common.plugins"
+_COMMANDS = "allennlp.commands"
 
 
 def _runs_allennlp(argv) -> bool:
-    return (len(argv) > 1 and os.path.basename(argv[1]) == "allennlp") or argv[1:3] == [
-        "-m",
-        "allennlp",
-    ]
+    return _command(argv) is not None
+
+
+def _command(argv):
+    """The arguments after the `allennlp` command in `argv` (a list, maybe empty), or None when
+    the process is not the `allennlp` command."""
+    if len(argv) > 1 and os.path.basename(argv[1]) == "allennlp":
+        return argv[2:]
+    if argv[1:3] == ["-m", "allennlp"]:
+        return argv[3:]
+    return None
+
+
+def _silent_predict(argv) -> bool:
+    arguments = _command(argv) or []
+    return arguments[:1] == ["predict"] and "--silent" in arguments
 
 
 def install() -> None:
-    if _runs_allennlp(getattr(sys, "orig_argv", sys.argv)):
-        sys.meta_path.insert(0, _AfterPluginsImport())
+    argv = getattr(sys, "orig_argv", sys.argv)
+    if _runs_allennlp(argv):
+        sys.meta_path.insert(0, _AfterImport(_COMMANDS, before=_without_future_warnings))
+        after = _register_quietly if _silent_predict(argv) else _register
+        sys.meta_path.insert(0, _AfterImport(_PLUGINS, after=after))
+
+
+def _without_future_warnings(execute, module) -> None:
+    """Runs a module's code with its dependencies' FutureWarnings silenced, for its import
+    only (the filters are restored when it returns)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        execute(module)
 
 
 def _register(plugins) -> None:
@@ -39,9 +70,25 @@ def _register(plugins) -> None:
             plugins.DEFAULT_PLUGINS = (*plugins.DEFAULT_PLUGINS, name)
 
 
-class _AfterPluginsImport(importlib.abc.MetaPathFinder):
+def _register_quietly(plugins) -> None:
+    """`_register`, in `predict --silent`: AllenNLP has set up logging (`allennlp.__main__`)
+    but not loaded the plugins, whose INFO lines `--silent` does not want; the same level
+    `elmo_plugin.command_checks` sets once the command runs."""
+    logging.getLogger().setLevel(logging.WARNING)
+    _register(plugins)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Watches for the import of the module `watched`: runs its code through `before` (given
+    the module's own `exec_module` and the module), then calls `after` with the module."""
+
+    def __init__(self, watched, before=None, after=None) -> None:
+        self.watched = watched
+        self.before = before or (lambda execute, module: execute(module))
+        self.after = after or (lambda module: None)
+
     def find_spec(self, name, path, target=None):
-        if name != _WATCHED:
+        if name != self.watched:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
@@ -51,8 +98,8 @@ class _AfterPluginsImport(importlib.abc.MetaPathFinder):
         execute = loader.exec_module
 
         def exec_module(module) -> None:
-            execute(module)
-            _register(module)
+            self.before(execute, module)
+            self.after(module)
 
         # This one loader's method is wrapped on purpose (mypy forbids assigning to a method).
         loader.exec_module = exec_module  # type: ignore[method-assign]

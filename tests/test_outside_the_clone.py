@@ -8,6 +8,7 @@ import sys
 
 import _elmo_plugin_allennlp
 from tests.paths import FIXTURES, PROJECT_ROOT
+from tests.profile_archives import ARCHIVES, profile_of_this_process
 
 OFFLINE_TRAIN = """
 import sys
@@ -78,6 +79,12 @@ def test_the_start_up_hook_acts_only_in_the_allennlp_command():
     assert _elmo_plugin_allennlp._runs_allennlp(["python", "-m", "allennlp", "--help"])
     assert not _elmo_plugin_allennlp._runs_allennlp(["python", "-c", "pass"])
     assert not _elmo_plugin_allennlp._runs_allennlp(["python", "-m", "pytest"])
+    assert _elmo_plugin_allennlp._silent_predict(
+        ["python", "-m", "allennlp", "predict", "--silent"]
+    )
+    assert not _elmo_plugin_allennlp._silent_predict(
+        ["python", "/venv/bin/allennlp", "train", "--silent"]
+    )
 
 
 def test_allennlp_train_with_the_plugin_tries_no_network_and_no_nltk_download(tmp_path):
@@ -114,6 +121,40 @@ def test_our_imports_warn_nothing_and_take_a_small_part_of_the_start_up():
     assert warned == "[]"
     allennlp_s, ours_s = map(float, times.split())
     assert ours_s < 0.25 * allennlp_s, (allennlp_s, ours_s)
+
+
+SILENT_PREDICT = """
+import sys
+sys.orig_argv = [sys.executable, "/venv/bin/allennlp", *sys.argv[1:]]
+import _elmo_plugin_allennlp
+_elmo_plugin_allennlp.install()  # as elmo_plugin_allennlp.pth does at start-up
+from allennlp.__main__ import run
+sys.argv = ["allennlp", *sys.argv[1:]]
+run()
+"""
+
+
+def test_predict_silent_prints_nothing_with_the_start_up_hook(tmp_path):
+    # From a user directory: the plugin is loaded by the hook alone, as in a wheel install
+    # (the archive names its biLM's options as fixtures/..., relative to the clone).
+    (tmp_path / "fixtures").symlink_to(FIXTURES)
+    (tmp_path / "in.jsonl").write_text(json.dumps({"tokens": ["EU", "rejects", "it"]}) + "\n")
+    archive = os.path.join(ARCHIVES, profile_of_this_process(), "model.tar.gz")
+    predict = ["predict", archive, "in.jsonl", "--output-file", "out.jsonl", "--silent"]
+    result = _python(SILENT_PREDICT, *predict, cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr[-3000:]
+    assert json.loads((tmp_path / "out.jsonl").read_text())["tokens"] == ["EU", "rejects", "it"]
+
+
+def test_import_elmo_plugin_alone_warns_nothing_even_under_w_always():
+    # What a user sees first: AllenNLP's imports too (their dependencies' deprecations).
+    result = subprocess.run(
+        [sys.executable, "-W", "always", "-c", "import elmo_plugin"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr[-3000:]
 
 
 def test_the_start_up_hook_adds_the_archive_checks_to_the_default_plugins(monkeypatch):
