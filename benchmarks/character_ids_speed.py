@@ -10,18 +10,14 @@ the medians and ratios are printed. The outputs are checked equal first.
 """
 
 import argparse
-import statistics
-import time
-from typing import Callable, Dict, List
+from typing import Callable, List
 
-from common import cpu_model, header, read_sentences, shared_data
+from common import alternating_times, cpu_model, header, medians_of, read_sentences, shared_data
 
 
-def one_pass(convert: Callable, sentences: List[List[str]], batch_size: int) -> float:
-    start = time.perf_counter()
+def one_pass(convert: Callable, sentences: List[List[str]], batch_size: int) -> None:
     for i in range(0, len(sentences), batch_size):
         convert(sentences[i : i + batch_size])
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -48,12 +44,12 @@ def main() -> None:
         assert torch.equal(CharacterIdTable().batch_to_ids(check), allennlp_batch_to_ids(check))
         warm = CharacterIdTable()
         one_pass(warm.batch_to_ids, sentences, batch_size)
-        times: Dict[str, List[float]] = {"allennlp": [], "cold": [], "warm": []}
-        for _ in range(args.runs):
-            times["allennlp"].append(one_pass(allennlp_batch_to_ids, sentences, batch_size))
-            times["cold"].append(one_pass(CharacterIdTable().batch_to_ids, sentences, batch_size))
-            times["warm"].append(one_pass(warm.batch_to_ids, sentences, batch_size))
-        median = {name: statistics.median(values) for name, values in times.items()}
+        passes = {
+            "allennlp": lambda: one_pass(allennlp_batch_to_ids, sentences, batch_size),
+            "cold": lambda: one_pass(CharacterIdTable().batch_to_ids, sentences, batch_size),
+            "warm": lambda: one_pass(warm.batch_to_ids, sentences, batch_size),
+        }
+        median = medians_of(alternating_times(passes, args.runs))
         theirs = median["allennlp"]
         print(
             f"| {batch_size} | {theirs * 1000:.0f} ms | "

@@ -1,7 +1,8 @@
 """
 What the benchmarks share: the corpora of ../shared/data, the first sentences of a corpus, a
-random biLM of a published size, peak memory, child processes that answer with one JSON line,
-and the header line naming the software, device and threads a table comes from.
+random biLM of a published size, alternating timed runs and their medians, peak memory, child
+processes that answer with one JSON line, and the header line naming the software, device and
+threads a table comes from.
 
 A benchmark runs as `python benchmarks/<name>.py` (this folder first on the path), so it
 imports this module as `common`.
@@ -12,9 +13,11 @@ import lzma
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
@@ -77,8 +80,6 @@ def timed_training_epochs(
     data loader already popped into `loader`) and trains `num_epochs` epochs with the config's
     Adam learning rate, regularizer and gradient clipping (no validation): the (CPU seconds,
     wall-clock seconds) of each epoch."""
-    import time
-
     import torch
     from allennlp.data import Vocabulary
     from allennlp.models import Model
@@ -105,6 +106,25 @@ def timed_training_epochs(
             optimizer.step()
         times.append((time.process_time() - start_cpu, time.perf_counter() - start))
     return times
+
+
+def alternating_times(
+    runs: Mapping[str, Callable[[], Any]], repeats: int
+) -> Dict[str, List[float]]:
+    """The wall-clock seconds of each of `runs`, called in turn (in the mapping's order),
+    `repeats` times, so that a drift of the machine falls on all of them alike. Warm-ups, which
+    differ from benchmark to benchmark, are the caller's."""
+    times: Dict[str, List[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def medians_of(times: Mapping[str, List[float]]) -> Dict[str, float]:
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def peak_rss_mb() -> float:

@@ -24,13 +24,12 @@ import argparse
 import json
 import logging
 import os
-import statistics
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
-from common import ROOT, cpu_model, read_sentences, shared_data
+from common import ROOT, alternating_times, cpu_model, medians_of, read_sentences, shared_data
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 FIXTURE = os.path.join(ROOT, "fixtures", "efml", "model")
@@ -72,12 +71,6 @@ def write_published_size_model(efml: Any, sentences: List[List[str]], directory:
     return directory
 
 
-def timed(run: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
-
-
 def measure(efml: Any, model_dir: str, sentences: List[List[str]], runs: int) -> Dict[str, Any]:
     import numpy
 
@@ -101,12 +94,8 @@ def measure(efml: Any, model_dir: str, sentences: List[List[str]], runs: int) ->
     del reference
     difference = max(float(numpy.abs(a - b).max()) for a, b in zip(run_ours(), expected))
     run_theirs()
-    times: Dict[str, List[float]] = {"ours": [], "efml": []}
-    for _ in range(runs):
-        times["efml"].append(timed(run_theirs))
-        times["ours"].append(timed(run_ours))
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    return {"medians": medians, "times": times, "difference": difference}
+    times = alternating_times({"efml": run_theirs, "ours": run_ours}, runs)
+    return {"medians": medians_of(times), "times": times, "difference": difference}
 
 
 def measure_parts(efml: Any, model_dir: str, sentences: List[List[str]]) -> Dict[str, float]:

@@ -8,8 +8,9 @@ and `pytest -m "not gpu" tests` leaves them out."""
 import json
 import lzma
 import os
+import pathlib
 import sys
-from typing import Callable, List
+from typing import Callable, List, Sequence
 
 import pytest
 import torch
@@ -90,6 +91,25 @@ def sentences() -> List[List[str]]:
     """The 30 sentences AllenNLP's ELMo tests use."""
     with open(os.path.join(FIXTURES, "elmo", "sentences.json")) as handle:
         return [line.split() for group in json.load(handle) for line in group]
+
+
+@pytest.fixture
+def elmo_files_arguments(elmo_options, elmo_weights) -> List[str]:
+    """The command-line arguments (`elmo-embed`'s) that name the test biLM by its files."""
+    return ["--options-file", elmo_options, "--weight-file", elmo_weights]
+
+
+@pytest.fixture
+def sentences_file(tmp_path) -> Callable[..., pathlib.Path]:
+    """Writes tokenised sentences, one a line as `elmo-embed` reads them, to a text file in
+    `tmp_path` (`name`, "sentences.txt" unless given): its path."""
+
+    def write(sentences: Sequence[Sequence[str]], name: str = "sentences.txt") -> pathlib.Path:
+        path = tmp_path / name
+        path.write_text("".join(" ".join(sentence) + "\n" for sentence in sentences))
+        return path
+
+    return write
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import random
 import signal
 import socket
 import traceback
-from typing import Callable, List
+from typing import Any, Callable, List
 
 import h5py
 import numpy
@@ -48,29 +48,21 @@ def kill_myself() -> None:
 
 
 @pytest.fixture
-def input_file(tmp_path, sentences):
+def input_file(sentences_file, sentences):
     random.seed(1)
-    document = " ".join(random.choice("ACDEFGHIKLMNPQRSTVWY") for _ in range(150))
-    lines = [" ".join(s) for s in sentences[:20]] + ["", document, " ".join(sentences[0])]
-    path = tmp_path / "in.txt"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    document = [random.choice("ACDEFGHIKLMNPQRSTVWY") for _ in range(150)]
+    return sentences_file(sentences[:20] + [[], document, sentences[0]], "in.txt")
 
 
-def command(input_file, output, elmo_options, elmo_weights, *extra) -> List[str]:
-    return [
-        str(input_file),
-        str(output),
-        "--options-file",
-        elmo_options,
-        "--weight-file",
-        elmo_weights,
-        "--batch-size",
-        "4",
-        "--max-tokens",
-        "64",
-        *extra,
-    ]
+@pytest.fixture
+def command(input_file, elmo_files_arguments) -> Callable[[Any], List[str]]:
+    """The `elmo-embed` arguments that embed `input_file` into `output` in small runs."""
+
+    def arguments(output: Any) -> List[str]:
+        runs = ["--batch-size", "4", "--max-tokens", "64"]
+        return [str(input_file), str(output), *elmo_files_arguments, *runs]
+
+    return arguments
 
 
 def one_thread(monkeypatch) -> None:
@@ -169,7 +161,7 @@ def _interrupted(point: str) -> Callable[[], None]:
 
 
 def test_killed_at_any_point_a_rerun_gives_the_same_bytes_embedding_nothing_twice(
-    monkeypatch, tmp_path, input_file, elmo_options, elmo_weights
+    monkeypatch, tmp_path, command
 ):
     one_thread(monkeypatch)
     embedded = tmp_path / "embedded.txt"
@@ -182,10 +174,7 @@ def test_killed_at_any_point_a_rerun_gives_the_same_bytes_embedding_nothing_twic
 
     monkeypatch.setattr(ElmoEmbedder, "embed_batch", logged)
     reference, output = tmp_path / "reference.hdf5", tmp_path / "out.hdf5"
-    assert (
-        run_in_child(lambda: cli.main(command(input_file, reference, elmo_options, elmo_weights)))
-        == 0
-    )
+    assert run_in_child(lambda: cli.main(command(reference))) == 0
     uninterrupted = collections.Counter(embedded.read_text().splitlines())
     embedded.unlink()
     points = [
@@ -200,12 +189,10 @@ def test_killed_at_any_point_a_rerun_gives_the_same_bytes_embedding_nothing_twic
 
         def killed_run():
             patch()
-            cli.main(command(input_file, output, elmo_options, elmo_weights))
+            cli.main(command(output))
 
         assert run_in_child(killed_run) == -signal.SIGKILL, point
-    assert (
-        run_in_child(lambda: cli.main(command(input_file, output, elmo_options, elmo_weights))) == 0
-    )
+    assert run_in_child(lambda: cli.main(command(output))) == 0
     assert output.read_bytes() == reference.read_bytes()
     assert not [p for p in tmp_path.iterdir() if ".elmo-embed-" in p.name]
     runs = collections.Counter(embedded.read_text().splitlines())
@@ -236,14 +223,10 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_two_processes_write_the_single_process_file(
-    monkeypatch, tmp_path, input_file, elmo_options, elmo_weights
-):
+def test_two_processes_write_the_single_process_file(monkeypatch, tmp_path, command):
     one_thread(monkeypatch)
     single, shared = tmp_path / "single.hdf5", tmp_path / "shared.hdf5"
-    assert (
-        run_in_child(lambda: cli.main(command(input_file, single, elmo_options, elmo_weights))) == 0
-    )
+    assert run_in_child(lambda: cli.main(command(single))) == 0
     port = str(_free_port())
 
     def rank(number: int) -> Callable[[], None]:
@@ -256,7 +239,7 @@ def test_two_processes_write_the_single_process_file(
                 MASTER_ADDR="127.0.0.1",
                 MASTER_PORT=port,
             )
-            cli.main(command(input_file, shared, elmo_options, elmo_weights))
+            cli.main(command(shared))
 
         return work
 

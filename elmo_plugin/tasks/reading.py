@@ -164,6 +164,19 @@ class LongSkipper:
             where = f"{file_path}, line {first_line(item)}"
             _warn_long(where, what, len(item_tokens), self.max_length, "skipped")
 
+    def some_kept_sentences(
+        self,
+        sentences: Iterable[T],
+        tokens: Callable[[T], Sized],
+        first_line: Callable[[T], int],
+        file_path: str,
+    ) -> Iterator[T]:
+        """The `sentences` `kept` from a new count, of which there must be some
+        (`require_some`, naming how many were skipped when none was kept)."""
+        self.start()
+        kept = self.kept(sentences, tokens, first_line, file_path)
+        return require_some(kept, file_path, "sentences", self.summary)
+
     def summary(self) -> str:
         """How many were skipped and why; empty when none was."""
         if not self.count:

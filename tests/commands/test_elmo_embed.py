@@ -23,22 +23,17 @@ def run_command(monkeypatch, *args):
 
 
 def test_command_writes_bilm_tf_layout_equal_to_allennlp(
-    monkeypatch, tmp_path, elmo_options, elmo_weights, sentences
+    monkeypatch,
+    tmp_path,
+    sentences_file,
+    elmo_files_arguments,
+    elmo_options,
+    elmo_weights,
+    sentences,
 ):
-    text = tmp_path / "sentences.txt"
-    text.write_text("\n".join(" ".join(s) for s in sentences[:5]) + "\n")
+    text = sentences_file(sentences[:5])
     output = tmp_path / "out.hdf5"
-    run_command(
-        monkeypatch,
-        str(text),
-        str(output),
-        "--options-file",
-        elmo_options,
-        "--weight-file",
-        elmo_weights,
-        "--batch-size",
-        "2",
-    )
+    run_command(monkeypatch, str(text), str(output), *elmo_files_arguments, "--batch-size", "2")
     reference = AllenNlpElmo(elmo_options, elmo_weights, 1, dropout=0.0).eval()
     # Its private biLM (`_ElmoBiLm`), assigned in `__init__` without a type mypy can infer.
     reference_bilm: Any = reference._elmo_lstm  # type: ignore[has-type]
@@ -166,24 +161,14 @@ def test_the_output_gets_the_mode_a_plain_open_would_give(
 
 
 def test_compute_dtype_bfloat16_writes_float32_layers_close_to_float32(
-    monkeypatch, tmp_path, elmo_options, elmo_weights, sentences
+    monkeypatch, tmp_path, sentences_file, elmo_files_arguments, sentences
 ):
-    text = tmp_path / "sentences.txt"
-    text.write_text("\n".join(" ".join(s) for s in sentences[:6]) + "\n")
+    text = sentences_file(sentences[:6])
     written = {}
     for name in ("float32", "bfloat16"):
         output = tmp_path / f"{name}.hdf5"
-        run_command(
-            monkeypatch,
-            str(text),
-            str(output),
-            "--options-file",
-            elmo_options,
-            "--weight-file",
-            elmo_weights,
-            "--compute-dtype",
-            name,
-        )
+        arguments = [str(text), str(output), *elmo_files_arguments, "--compute-dtype", name]
+        run_command(monkeypatch, *arguments)
         with h5py.File(output, "r") as handle:
             written[name] = [handle[str(i)][...] for i in range(6)]
     for exact, reduced in zip(written["float32"], written["bfloat16"]):
@@ -212,18 +197,10 @@ def test_a_pipe_is_read_once(tmp_path, elmo_options, elmo_weights):
         assert [written[str(i)].shape[1] for i in range(3)] == [2, 1, 3]
 
 
-def test_the_command_reads_dev_stdin(monkeypatch, tmp_path, elmo_options, elmo_weights):
+def test_the_command_reads_dev_stdin(monkeypatch, tmp_path, elmo_files_arguments):
     pipe = _pipe_with(b"a b\nc\n")
     monkeypatch.setattr(sys, "stdin", open(pipe))  # not read by the command: it opens the path
-    run_command(
-        monkeypatch,
-        pipe,
-        str(tmp_path / "o.hdf5"),
-        "--options-file",
-        elmo_options,
-        "--weight-file",
-        elmo_weights,
-    )
+    run_command(monkeypatch, pipe, str(tmp_path / "o.hdf5"), *elmo_files_arguments)
     with h5py.File(tmp_path / "o.hdf5") as written:
         assert sorted(written) == ["0", "1", "sentence_to_index"]
 
@@ -256,23 +233,14 @@ def test_the_output_may_not_be_any_input_of_the_command(
 
 @pytest.mark.parametrize("batch_size", ["0", "-3"])
 def test_a_batch_size_below_one_is_a_clear_error(
-    monkeypatch, tmp_path, elmo_options, elmo_weights, batch_size
+    monkeypatch, tmp_path, elmo_files_arguments, batch_size
 ):
     (tmp_path / "in.txt").write_text("a b\n")
+    files = [str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5")]
     with pytest.raises(
         ConfigurationError, match=f"--batch-size must be a positive integer, got {batch_size}"
     ):
-        run_command(
-            monkeypatch,
-            str(tmp_path / "in.txt"),
-            str(tmp_path / "o.hdf5"),
-            "--options-file",
-            elmo_options,
-            "--weight-file",
-            elmo_weights,
-            "--batch-size",
-            batch_size,
-        )
+        run_command(monkeypatch, *files, *elmo_files_arguments, "--batch-size", batch_size)
     assert not (tmp_path / "o.hdf5").exists()
 
 

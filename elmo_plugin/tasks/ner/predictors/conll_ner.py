@@ -1,19 +1,17 @@
 from typing import List
 
-import spacy
 from allennlp.common.util import JsonDict
-from allennlp.data import DatasetReader, Instance
-from allennlp.models import Model
+from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 from overrides import overrides
 
-from elmo_plugin.tasks.predictor_inputs import json_object_line, sentence_or_tokens
+from elmo_plugin.tasks.sentence_predictor import SentencePredictor
 
 _OUTPUT_KEYS = ("tokens", "tags", "spans")
 
 
 @Predictor.register("conll_ner")
-class ConllNerPredictor(Predictor):
+class ConllNerPredictor(SentencePredictor):
     """
     Named entities of a sentence, for `allennlp predict` on a `bilstm_crf_tagger` archive.
 
@@ -39,23 +37,8 @@ class ConllNerPredictor(Predictor):
         A reader with `text_to_instance(tokens)`, e.g. "conll2003_ner".
     """
 
-    def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
-        super().__init__(model, dataset_reader)
-        self._tokenizer = spacy.blank("en").tokenizer
-
-    @overrides
-    def load_line(self, line: str) -> JsonDict:
-        return json_object_line(line)
-
-    def predict(self, sentence: str) -> JsonDict:
-        return self.predict_json({"sentence": sentence})
-
-    @overrides
-    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        tokens = sentence_or_tokens(
-            json_dict, self._tokenizer, "tag", drop_blank_given_tokens=False
-        )
-        return self._dataset_reader.text_to_instance(tokens)
+    task = "tag"
+    drop_blank_given_tokens = False
 
     @overrides
     def predict_instance(self, instance: Instance) -> JsonDict:

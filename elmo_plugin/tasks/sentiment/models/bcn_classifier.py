@@ -22,6 +22,7 @@ from elmo_plugin.modules import Elmo
 from elmo_plugin.tasks.elmo_places import ElmoPlaces
 from elmo_plugin.tasks.float32_embedding import embed_in_float32
 from elmo_plugin.tasks.input_sizes import construct_with_input_dim
+from elmo_plugin.tasks.predicted_labels import predicted_labels
 
 
 @Model.register("bcn_classifier")
@@ -227,15 +228,9 @@ class BcnClassifier(Model):
     @overrides(check_signature=False)
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Adds the predicted `label` and `probabilities`, a dict from label to probability."""
-        label_names = [
-            self.vocab.get_token_from_index(index, namespace=self._label_namespace)
-            for index in range(self.vocab.get_vocab_size(self._label_namespace))
-        ]
-        probabilities = output_dict["class_probabilities"].detach().cpu()
-        output_dict["label"] = [label_names[i] for i in probabilities.argmax(dim=-1).tolist()]
-        output_dict["probabilities"] = [
-            dict(zip(label_names, row)) for row in probabilities.tolist()
-        ]
+        output_dict["label"], output_dict["probabilities"] = predicted_labels(
+            self.vocab, self._label_namespace, output_dict["class_probabilities"]
+        )
         return output_dict
 
     @overrides

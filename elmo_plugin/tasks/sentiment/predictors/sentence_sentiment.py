@@ -1,19 +1,17 @@
 from typing import List
 
 import numpy
-import spacy
 from allennlp.common.util import JsonDict
-from allennlp.data import DatasetReader, Instance
+from allennlp.data import Instance
 from allennlp.data.fields import LabelField
-from allennlp.models import Model
 from allennlp.predictors import Predictor
 from overrides import overrides
 
-from elmo_plugin.tasks.predictor_inputs import json_object_line, sentence_or_tokens
+from elmo_plugin.tasks.sentence_predictor import SentencePredictor
 
 
 @Predictor.register("sentence_sentiment")
-class SentenceSentimentPredictor(Predictor):
+class SentenceSentimentPredictor(SentencePredictor):
     """
     The sentiment of a sentence, for `allennlp predict` on a `bcn_classifier` archive.
 
@@ -42,23 +40,8 @@ class SentenceSentimentPredictor(Predictor):
         A reader with `text_to_instance(tokens)` (e.g. `sst_trees`).
     """
 
-    def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
-        super().__init__(model, dataset_reader)
-        self._tokenizer = spacy.blank("en").tokenizer
-
-    @overrides
-    def load_line(self, line: str) -> JsonDict:
-        return json_object_line(line)
-
-    def predict(self, sentence: str) -> JsonDict:
-        return self.predict_json({"sentence": sentence})
-
-    @overrides
-    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        tokens = sentence_or_tokens(
-            json_dict, self._tokenizer, "classify", drop_blank_given_tokens=True
-        )
-        return self._dataset_reader.text_to_instance(tokens)
+    task = "classify"
+    drop_blank_given_tokens = True
 
     @overrides
     def predictions_to_labeled_instances(

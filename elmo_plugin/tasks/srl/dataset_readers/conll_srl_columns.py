@@ -14,7 +14,6 @@ from elmo_plugin.tasks.reading import (
     LongSkipper,
     check_data_file,
     require_any,
-    require_some,
 )
 from elmo_plugin.tasks.srl.dataset_readers.srl_instance import (
     attach_token_indexers,
@@ -95,13 +94,11 @@ class ConllSrlColumnsReader(DatasetReader):
     def _read(self, file_path: str) -> Iterable[Instance]:
         check_data_file(file_path)
         logger.info("Reading CoNLL SRL instances from %s", file_path)
-        self.long_sentences.start()
-        sentences = self.long_sentences.kept(
+        sentences = self.long_sentences.some_kept_sentences(
             _sentences(text_lines(file_path)), lambda rows: rows, lambda rows: rows[0][0], file_path
         )
-        kept = require_some(sentences, file_path, "sentences", self.long_sentences.summary)
         kept = require_any(
-            kept,
+            sentences,
             self._has_predicate,
             file_path,
             f"predicates (predicate_column {self._predicate_column})",

@@ -13,7 +13,6 @@ from elmo_plugin.tasks.reading import (
     LongSkipper,
     check_data_file,
     require_any,
-    require_some,
 )
 from elmo_plugin.tasks.srl.dataset_readers.propbank_conllu import (
     PropbankSentence,
@@ -96,15 +95,13 @@ class UniversalPropbankSrlReader(DatasetReader):
     def _read(self, file_path: str) -> Iterable[Instance]:
         check_data_file(file_path)
         logger.info("Reading Universal PropBank SRL instances from %s", file_path)
-        self.long_sentences.start()
-        sentences = self.long_sentences.kept(
+        sentences = self.long_sentences.some_kept_sentences(
             read_propbank_conllu(text_lines(file_path), file_path),
             lambda sentence: sentence.words,
             lambda sentence: sentence.first_line,
             file_path,
         )
-        kept = require_some(sentences, file_path, "sentences", self.long_sentences.summary)
-        kept = require_any(kept, _gives_instances, file_path, "annotated predicates")
+        kept = require_any(sentences, _gives_instances, file_path, "annotated predicates")
         for sentence in self.shard_iterable(kept):
             yield from self._sentence_instances(sentence, file_path)
         if self.long_sentences.count:
