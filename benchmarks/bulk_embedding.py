@@ -9,7 +9,8 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
 - `seqvec`: SeqVec-shaped input (sequences of 50 to 5,000 one-character tokens, drawn uniformly
   with seed 0; `--sequences` of them, the issue's 10,000 sampled smaller where time forbids)
   through the `elmo-embed` command in a fresh process, its peak resident memory against the
-  bound of `--max-tokens` and the same input with no budget (every sequence one run).
+  bound of `--max-tokens` and the same input with no budget (every sequence one run; left out
+  with `--no-unbounded`, for samples too large to hold in one run).
 - `processes`: the `elmo-embed` command in 1 process and under `torchrun --nproc-per-node 2`
   (gloo), the embedding time of the slowest rank from its last progress line, alternating,
   medians, and whether the two outputs are the same bytes.
@@ -21,6 +22,7 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
 
 import argparse
 import filecmp
+import functools
 import os
 import random
 import re
@@ -28,10 +30,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Dict, List, Tuple
 
-from common import ROOT, cpu_model, header, read_sentences, shared_data, write_random_bilm
+from common import (
+    ROOT,
+    alternating_times,
+    cpu_model,
+    header,
+    read_sentences,
+    shared_data,
+    write_random_bilm,
+)
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -52,23 +61,21 @@ def _order(arguments: argparse.Namespace, model_dir: str) -> None:
         for order in ("sorted", "file order")
     }
 
-    def run(order: str) -> Tuple[float, List[numpy.ndarray]]:
+    results: Dict[str, List[numpy.ndarray]] = {}
+
+    def run(order: str) -> None:
         embedder.elmo_bilm.character_encoder.clear_cache()
         layers: List[numpy.ndarray] = [numpy.zeros(0)] * len(sentences)
-        start = time.perf_counter()
         for batch in plans[order]:
             embedded = embed_planned_batch(embedder, [sentences[i] for i in batch])
             for line, one in zip(batch, embedded):
                 layers[line] = one
-        return time.perf_counter() - start, layers
+        results[order] = layers
 
     run("sorted")  # warm-up
-    times: Dict[str, List[float]] = {order: [] for order in plans}
-    results = {}
-    for _ in range(arguments.runs):
-        for order in plans:
-            seconds, results[order] = run(order)
-            times[order].append(seconds)
+    times = alternating_times(
+        {order: functools.partial(run, order) for order in plans}, arguments.runs
+    )
     worst = max(
         float(abs(a - b).max()) for a, b in zip(results["sorted"], results["file order"]) if a.size
     )
@@ -138,7 +145,8 @@ def _seqvec(arguments: argparse.Namespace, model_dir: str, work: str) -> None:
         f"{arguments.sequences} sequences of 50-5,000 one-character tokens ({tokens:,} tokens), "
         f"'small' biLM, output format {arguments.output_format}"
     )
-    for budget in (str(arguments.max_tokens), str(10**9)):
+    budgets = [str(arguments.max_tokens)] + ([] if arguments.no_unbounded else [str(10**9)])
+    for budget in budgets:
         command, environment = _command(
             model_dir,
             input_file,
@@ -214,6 +222,11 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=4096)
     parser.add_argument("--output-format", default="average")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--no-unbounded",
+        action="store_true",
+        help="seqvec: skip the run with no budget (its memory grows with the sequences)",
+    )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         model_dir = os.path.join(work, "bilm")

@@ -8,84 +8,70 @@ by this script; nothing else is controlled, so run it on an otherwise quiet mach
 Same weights (a random biLM of the "small" published size), the first `--sentences` sentences
 of ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz in batches of `--batch-size`,
 stateless runs, in one process; per condition the implementations alternate, one untimed pass
-each first, medians of `--runs`. `ours, LSTM at 1 thread` runs our LSTM layers with one thread
-and the rest (the character CNN) with the condition's threads: the candidate fix of fewer
-threads for the many small per-step products.
+each first, medians of `--runs`. `ours` is the default, its recurrence at one thread or at
+torch's count, whichever it measures faster (`elmo_plugin.elmo.execution.recurrence_threads`);
+`ours, torch's threads` always at torch's count (`Execution(adaptive_threads=False)`), as before.
 
     python benchmarks/loaded_threads.py --sentences 200 --runs 5
 """
 
 import argparse
+import functools
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Any, Callable, Dict, List
 
-from common import cpu_model, header, read_sentences, shared_data, write_random_bilm
+from common import (
+    alternating_times,
+    cpu_model,
+    header,
+    medians_of,
+    read_sentences,
+    shared_data,
+    write_random_bilm,
+)
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 BUSY_LOOP = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
 
 
 def _implementations(options: str, weights: str) -> Dict[str, Callable[[Any], Any]]:
-    import torch
     from allennlp.modules.elmo import Elmo as AllenNlpElmo
 
     from elmo_plugin.elmo import load_bilm
-    from elmo_plugin.elmo.bilm.lstm.module import BiLstmLayer
+    from elmo_plugin.elmo.execution.settings import Execution
 
     elmo: Any = AllenNlpElmo(options, weights, 1, dropout=0.0).eval()
     theirs: Any = elmo._elmo_lstm
-    ours = load_bilm(options, weights).eval()
-    run_packed = BiLstmLayer.run_packed
-
-    def one_thread_lstm(layer, *arguments):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return run_packed(layer, *arguments)
-        finally:
-            torch.set_num_threads(threads)
+    ours = {
+        "ours": load_bilm(options, weights).eval(),
+        "ours, torch's threads": load_bilm(
+            options, weights, execution=Execution(adaptive_threads=False)
+        ).eval(),
+    }
 
     def run_theirs(ids):
         theirs._elmo_lstm.reset_states()
         return theirs(ids)
 
-    def run_ours_lstm_one_thread(ids):
-        setattr(BiLstmLayer, "run_packed", one_thread_lstm)
-        try:
-            return ours(ids)
-        finally:
-            setattr(BiLstmLayer, "run_packed", run_packed)
-
-    def run_ours(ids):
-        return ours(ids)
-
-    def fresh(run):
+    def fresh(bilm):
         def timed(ids):
-            ours.character_encoder.clear_cache()
-            return run(ids)
+            bilm.character_encoder.clear_cache()
+            return bilm(ids)
 
         return timed
 
-    return {
-        "allennlp": run_theirs,
-        "ours": fresh(run_ours),
-        "ours, LSTM at 1 thread": fresh(run_ours_lstm_one_thread),
-    }
+    return {"allennlp": run_theirs, **{name: fresh(bilm) for name, bilm in ours.items()}}
 
 
-def _time(run: Callable[[Any], Any], batches: List[Any]) -> float:
+def _pass(run: Callable[[Any], Any], batches: List[Any]) -> None:
     import torch
 
-    start = time.perf_counter()
     with torch.no_grad():
         for ids in batches:
             run(ids)
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -117,17 +103,15 @@ def main() -> None:
                 else None
             )
             try:
-                times: Dict[str, List[float]] = {implementation: [] for implementation in runs}
-                for implementation, run in runs.items():
-                    _time(run, batches[:1])
-                for _ in range(arguments.runs):
-                    for implementation, run in runs.items():
-                        times[implementation].append(_time(run, batches))
+                for run in runs.values():
+                    _pass(run, batches[:1])
+                passes = {key: functools.partial(_pass, run, batches) for key, run in runs.items()}
+                times = alternating_times(passes, arguments.runs)
             finally:
                 if load is not None:
                     load.kill()
                     load.wait()
-            results[name] = {k: statistics.median(v) for k, v in times.items()}
+            results[name] = medians_of(times)
     print(header("cpu", "as each row says") + f"; CPU {cpu_model()}")
     tokens = sum(len(s) for s in sentences)
     print(
