@@ -20,6 +20,10 @@ The two runs must give the same bits, or the choice (and so the load of the mach
 in the numbers: the first race compares them, and a layer whose results differ (a BLAS that
 splits its sums by thread count) stays at torch's count. Gradients never take this path (a
 second run would build a second graph); training keeps torch's count.
+
+torch's thread count is set for the calling thread, but MKL's is the process's: a program that
+runs torch from several Python threads at once should set `Execution(adaptive_threads=False)`,
+so that one biLM's switch does not change another thread's products.
 """
 
 import collections

@@ -49,7 +49,8 @@ class Execution:
         In inference on the packed (CPU) path, run each layer's recurrence at torch's thread
         count or at one thread, whichever is measured faster now
         (`elmo_plugin.elmo.execution.recurrence_threads`: on a busy machine one thread can be
-        several times faster); `False` always uses torch's count.
+        several times faster); `False` always uses torch's count (and suits a program running
+        torch from several Python threads at once: MKL's thread count is the process's).
     """
 
     fused: Optional[bool] = None
