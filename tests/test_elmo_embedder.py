@@ -136,6 +136,22 @@ def test_embed_pads_with_zeros_like_simple_elmo(embedder, layers, shape, pick):
         assert not vectors[row, ..., len(sentence) :, :].any()
 
 
+def test_a_long_embed_call_logs_its_progress_and_a_short_one_nothing(
+    embedder, sentences, monkeypatch, caplog
+):
+    from elmo_plugin.embedding import elmo_embedder
+
+    caplog.set_level(logging.INFO, logger="elmo_plugin.embedding.progress")
+    embedder.embed(sentences, batch_size=2)
+    assert "sentences" not in caplog.text
+    monkeypatch.setattr(elmo_embedder, "PROGRESS_INTERVAL", 0.0)
+    embedder.embed(sentences, batch_size=2)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("embed: ")]
+    assert len(lines) == len(sentences) + 1
+    assert f"{len(sentences)}/{len(sentences)} sentences (100%)" in lines[-1]
+    assert "done in" in lines[-1]
+
+
 @pytest.mark.parametrize("layers", ["mean", [], [3], [True], 1])
 def test_embed_names_the_layer_choices(embedder, layers):
     with pytest.raises(ConfigurationError, match=r"one of \('average', 'top', 'all'\).*\[0, 3\)"):

@@ -26,6 +26,7 @@ from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from elmo_plugin.embedding.bulk import embed_in_bulk
 from elmo_plugin.embedding.embeddings_file import InputFile
 from elmo_plugin.embedding.long_sequences import embed_long_sequence
+from elmo_plugin.embedding.progress import Progress
 from elmo_plugin.embedding.states import (
     STATELESS,
     carries_states,
@@ -40,6 +41,8 @@ DEFAULT_OPTIONS_FILE = SHIPPED_OPTIONS
 DEFAULT_BATCH_SIZE = 64
 # Token positions (rows times the longest row, <S> and </S> included) of one biLM run.
 DEFAULT_MAX_TOKENS = 4096
+# Seconds between two progress lines of a long `embed` call (none for a shorter call).
+PROGRESS_INTERVAL = 30.0
 # What `embed`'s `layers` names pick from a sentence's `(L + 1, n, dim)` layers.
 _LAYER_PICKS = {
     "average": lambda stacked: stacked.mean(axis=0),
@@ -267,7 +270,8 @@ class ElmoEmbedder:
         warmup: bool = False,
     ) -> numpy.ndarray:
         """
-        simple_elmo's `get_elmo_vectors`: one zero-padded float32 array for all `sentences`.
+        simple_elmo's `get_elmo_vectors`: one zero-padded float32 array for all `sentences`. A call
+        that runs longer than 30 s logs its progress (INFO) every 30 s, as `embed_file` does.
 
         # Parameters
 
@@ -292,9 +296,20 @@ class ElmoEmbedder:
         # The picked shape of a sentence of 0 tokens, widened to the longest sentence.
         shape = pick(numpy.zeros((self.num_layers, 0, self.get_output_dim()))).shape
         result = numpy.zeros((len(sentences), *shape[:-2], longest, shape[-1]), "float32")
+        progress = Progress(
+            0,
+            1,
+            len(sentences),
+            sum(len(sentence) for sentence in sentences),
+            PROGRESS_INTERVAL,
+            name="embed",
+            only_if_long=True,
+        )
         for row, layers_of_row in enumerate(self.embed_sentences(sentences, batch_size)):
             picked = pick(layers_of_row)
             result[row, ..., : picked.shape[-2], :] = picked
+            progress.advance(1, len(sentences[row]))
+        progress.finish()
         return result
 
     def embed_file(

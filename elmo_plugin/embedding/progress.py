@@ -31,6 +31,11 @@ class Progress:
         Their tokens.
     interval : `float`, optional (default = `30.0`)
     clock : `Callable[[], float]`, optional (default = `time.monotonic`)
+    name : `str`, optional (default = `"rank <rank>/<world_size>"`)
+        What each line starts with.
+    only_if_long : `bool`, optional (default = `False`)
+        Log nothing until `interval` has passed, and no closing line for a job that ended
+        before (a short call of a library function stays silent).
     """
 
     def __init__(
@@ -41,15 +46,19 @@ class Progress:
         tokens: int,
         interval: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
+        name: Optional[str] = None,
+        only_if_long: bool = False,
     ) -> None:
-        self.name = f"rank {rank}/{world_size}"
+        self.name = name or f"rank {rank}/{world_size}"
         self.total_sentences, self.total_tokens = sentences, tokens
         self.sentences = self.tokens = 0
         self._resumed_tokens = 0
         self.interval = interval
         self._clock = clock
         self._start = clock()
-        self._last: Optional[float] = None
+        self._only_if_long = only_if_long
+        self._last: Optional[float] = self._start if only_if_long else None
+        self._logged = False
 
     def resumed(self, sentences: int, tokens: int) -> None:
         """Work an earlier run did."""
@@ -65,9 +74,14 @@ class Progress:
         now = self._clock()
         if self._last is None or now - self._last >= self.interval:
             self._last = now
-            logger.info("%s", self.line())
+            self._log()
 
     def finish(self) -> None:
+        if self._logged or not self._only_if_long:
+            self._log()
+
+    def _log(self) -> None:
+        self._logged = True
         logger.info("%s", self.line())
 
     def line(self) -> str:
