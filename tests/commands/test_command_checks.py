@@ -75,8 +75,12 @@ def test_predict_silent_logs_no_info_lines(sentences, tmp_path, monkeypatch, cap
 
 
 def test_a_users_error_ends_the_command_in_one_line(capsys, monkeypatch):
-    import elmo_plugin.allennlp_command  # noqa: F401  (what the command loads as a plugin)
+    from elmo_plugin.command_checks import install_one_line_errors
 
+    # What loading the plugin does (`elmo_plugin.allennlp_command`), from Python's own hook:
+    # an earlier test may have loaded the plugin and had the hook replaced since.
+    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
+    install_one_line_errors()
     monkeypatch.delenv("ALLENNLP_DEBUG", raising=False)
     error = ConfigurationError("elmo_plugin://published/x/weights.hdf5: cannot reach the host")
     sys.excepthook(ConfigurationError, error, None)
