@@ -75,14 +75,20 @@ def test_onnx_runtime_gives_our_elmo_outputs(files, batch, tmp_path):
     theirs = _run_onnx(path, ids.numpy())
 
     assert theirs["layers"].shape[0] == elmo.bilm.num_layers
+    assert_equals_elmo(theirs, ours, bilm_output)
+    # The recurrence is a loop, not unrolled: the file is the weights' size.
+    assert os.path.getsize(path) < 1.1 * parameter_bytes(elmo.bilm)
+
+
+def assert_equals_elmo(theirs, ours, bilm_output) -> None:
+    """ONNX Runtime's `layers`, `mask` and `mixed` against the biLM's activations (boundaries
+    removed) and `Elmo`'s mask and mix, to `TOLERANCE`."""
     for layer, activations in zip(theirs["layers"], bilm_output["activations"]):
         expected, _ = remove_sentence_boundaries(activations, bilm_output["mask"])
         numpy.testing.assert_allclose(layer, expected.numpy(), rtol=0, atol=TOLERANCE)
     assert (theirs["mask"] == ours["mask"].numpy()).all()
     mixed = ours["elmo_representations"][0].numpy()
     numpy.testing.assert_allclose(theirs["mixed"], mixed, rtol=0, atol=TOLERANCE)
-    # The recurrence is a loop, not unrolled: the file is the weights' size.
-    assert os.path.getsize(path) < 1.1 * parameter_bytes(elmo.bilm)
 
 
 @needs_onnx
