@@ -16,6 +16,7 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
   medians, and whether the two outputs are the same bytes.
 
     python benchmarks/bulk_embedding.py order --sentences 2000 --runs 3
+    python benchmarks/bulk_embedding.py order --sentences 2000 --runs 3 --cuda-device 0
     python benchmarks/bulk_embedding.py seqvec --sequences 40
     python benchmarks/bulk_embedding.py processes --sentences 1000 --runs 3
 """
@@ -54,7 +55,9 @@ def _order(arguments: argparse.Namespace, model_dir: str) -> None:
     from elmo_plugin.embedding.bulk import embed_planned_batch, plan_batches
 
     sentences = read_sentences(shared_data(*CORPUS), arguments.sentences)
-    embedder = ElmoEmbedder(*write_random_bilm("small", model_dir))
+    embedder = ElmoEmbedder(
+        *write_random_bilm("small", model_dir), cuda_device=arguments.cuda_device
+    )
     lengths = [len(s) for s in sentences]
     plans = {
         order: plan_batches(lengths, arguments.batch_size, embedder.max_tokens, order == "sorted")
@@ -79,7 +82,8 @@ def _order(arguments: argparse.Namespace, model_dir: str) -> None:
     worst = max(
         float(abs(a - b).max()) for a, b in zip(results["sorted"], results["file order"]) if a.size
     )
-    print(header("cpu", str(torch.get_num_threads())) + f"; CPU {cpu_model()}")
+    device = "cpu" if arguments.cuda_device < 0 else torch.cuda.get_device_name(0)
+    print(header(device, str(torch.get_num_threads())) + f"; CPU {cpu_model()}")
     print(
         f"{len(sentences)} sentences, {sum(lengths)} tokens, batch size {arguments.batch_size}, "
         f"max_tokens {embedder.max_tokens}, 'small' biLM; medians of {arguments.runs} runs"
@@ -222,6 +226,9 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=4096)
     parser.add_argument("--output-format", default="average")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--cuda-device", type=int, default=-1, help="order: embed on this GPU (its dense path)"
+    )
     parser.add_argument(
         "--no-unbounded",
         action="store_true",
