@@ -17,7 +17,6 @@ configs `import "elmo_plugin/training_configs/..."` from the installed package
 
 import importlib.abc
 import importlib.util
-import logging
 import os
 import sys
 import warnings
@@ -74,6 +73,9 @@ def _register_quietly(plugins) -> None:
     """`_register`, in `predict --silent`: AllenNLP has set up logging (`allennlp.__main__`)
     but not loaded the plugins, whose INFO lines `--silent` does not want; the same level
     `elmo_plugin.command_checks` sets once the command runs."""
+    # Imported here, not at the top: this module runs at every Python start-up (the .pth).
+    import logging
+
     logging.getLogger().setLevel(logging.WARNING)
     _register(plugins)
 
