@@ -136,11 +136,22 @@ def test_bilm_tf_character_ids_are_refused_clearly():
         load_efml_bilm(MODEL)(batch_to_ids(SENTENCES))
 
 
-def test_bfloat16_is_refused_clearly():
-    with pytest.raises(ConfigurationError, match="float32 only"):
-        load_efml_bilm(MODEL, compute_dtype=torch.bfloat16)
-    with pytest.raises(ConfigurationError, match="float32 only"):
-        load_efml_bilm(MODEL).set_compute_dtype(torch.bfloat16)
+def _relative_difference(layers: torch.Tensor, exact: torch.Tensor) -> float:
+    return float((layers - exact).abs().max() / exact.abs().max())
+
+
+def test_bfloat16_reduces_the_lstm_and_keeps_the_token_layer_float32():
+    exact = _layers(load_efml_bilm(MODEL))
+    bilm = load_efml_bilm(MODEL, compute_dtype=torch.bfloat16)
+    assert bilm.compute_dtype == torch.bfloat16
+    reduced = _layers(bilm)
+    assert torch.equal(reduced[0], exact[0])
+    for layer in (1, 2):
+        assert 0 < _relative_difference(reduced[layer], exact[layer]) < 2e-2
+    bilm.set_compute_dtype(torch.float32)
+    assert torch.equal(_layers(bilm), exact)
+    bilm.set_compute_dtype(torch.bfloat16)
+    assert torch.equal(_layers(bilm), reduced)
 
 
 def test_the_fast_paths_give_the_same_layers():

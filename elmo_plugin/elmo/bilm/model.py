@@ -37,15 +37,18 @@ class ElmoBiLm(torch.nn.Module):
         self, character_encoder: ElmoCharacterEncoder, lstm: ElmoBiLstm, stateful: bool = False
     ) -> None:
         super().__init__()
+        self._check_compute_dtypes(character_encoder, lstm)
+        self.character_encoder = character_encoder
+        self.lstm = lstm
+        self.stateful = stateful
+        self._states: Optional[LstmState] = None
+
+    def _check_compute_dtypes(self, character_encoder: torch.nn.Module, lstm: ElmoBiLstm) -> None:
         if character_encoder.compute_dtype != lstm.compute_dtype:
             raise ValueError(
                 f"the character encoder computes in {character_encoder.compute_dtype}, the LSTM "
                 f"in {lstm.compute_dtype}: a biLM has one compute dtype"
             )
-        self.character_encoder = character_encoder
-        self.lstm = lstm
-        self.stateful = stateful
-        self._states: Optional[LstmState] = None
 
     @property
     def num_layers(self) -> int:

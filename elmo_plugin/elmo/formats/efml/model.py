@@ -31,7 +31,9 @@ class EfmlBiLm(ElmoBiLm):
     `forward(ids)` gives the token layer (duplicated) and each LSTM layer with `<bos>` and
     `<eos>` at the sentence ends, equal to EFML's `Embedder.sents2elmo(..., output_layer=-2)`
     between them. Its input is not the `elmo_characters` indexer's but `batch_to_ids`'s (the
-    model's character table and its word ids, `EfmlIds`). float32 only.
+    model's character table and its word ids, `EfmlIds`). With `compute_dtype` bfloat16 only
+    the LSTM's products are reduced: the token layer, encoded once per token type and a small
+    part of the time, stays float32.
 
     Build it with `load_efml_bilm`.
 
@@ -62,12 +64,13 @@ class EfmlBiLm(ElmoBiLm):
         """This biLM's input for tokenised sentences (`EfmlIds.batch_to_ids`)."""
         return self.ids.batch_to_ids(batch)
 
+    def _check_compute_dtypes(self, token_layer: torch.nn.Module, lstm: ElmoBiLstm) -> None:
+        """Any LSTM dtype: the token layer is float32 whatever the LSTM's."""
+
     def set_compute_dtype(self, dtype: torch.dtype) -> None:
-        if dtype != torch.float32:
-            raise ConfigurationError(
-                f"an ELMoForManyLangs biLM computes in float32 only, not {dtype} (its token "
-                "layer has no reduced-precision path)"
-            )
+        """The LSTM's compute dtype (the token layer's stays float32)."""
+        for layer in self.lstm.bilstm_layers:
+            layer.compute_dtype = dtype
 
     def options(self) -> Dict[str, Any]:
         """The EFML architecture (what `digest` hashes); not bilm-tf options."""
@@ -92,7 +95,7 @@ def load_efml_bilm(
     stateful, char_cnn_cache_size, execution :
         As `ElmoBiLm.from_options`.
     compute_dtype : `torch.dtype`, optional (default = `torch.float32`)
-        Only float32: anything else is refused.
+        The LSTM's (`elmo_plugin.elmo.execution.compute_dtype`); the token layer's is float32.
     efml_configs_dir : `str`, optional
         EFML's packaged `configs/`, a last place to look for the architecture JSON.
     """
@@ -100,12 +103,6 @@ def load_efml_bilm(
         raise ConfigurationError(
             f"{model_dir} is not {directory.DESCRIPTION}; it lacks "
             f"{', '.join(directory.missing_files(model_dir)) or 'nothing, but is no directory'}"
-        )
-    if compute_dtype != torch.float32:
-        raise ConfigurationError(
-            f"compute_dtype {compute_dtype}: an ELMoForManyLangs biLM computes in float32 only "
-            "(its token layer, with its word embeddings, has no reduced-precision path); leave "
-            "compute_dtype at float32"
         )
     architecture = directory.read_architecture(model_dir, efml_configs_dir)
     cnn, lstm_config = _checked_architecture(architecture, model_dir)
@@ -127,7 +124,9 @@ def load_efml_bilm(
     # EFML clips only where the value is truthy (a clip of 0 is none) and always adds the
     # residual from the second layer on.
     clips = {name: lstm_config.get(name) or None for name in ("cell_clip", "proj_clip")}
-    lstm = bilstm_from_options({**lstm_config, **clips, "use_skip_connections": True})
+    lstm = bilstm_from_options(
+        {**lstm_config, **clips, "use_skip_connections": True}, compute_dtype=compute_dtype
+    )
     bilm = EfmlBiLm(encoder, lstm, ids, architecture, stateful)
     bilm.set_execution(execution)
     _load_weights(bilm, model_dir)
