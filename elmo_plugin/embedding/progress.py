@@ -2,7 +2,7 @@
 
 import logging
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 logger = logging.getLogger(__name__)
 
@@ -18,8 +18,8 @@ class Progress:
     Counts the sentences and tokens a process has embedded of its share and logs, at most
     every `interval` seconds and once at the end, e.g. `rank 0/2: 1,200/5,000 sentences (24%),
     30,000/120,000 tokens; 310 sentences/s, 7,800 tokens/s; about 0:00:12 left`, and
-    at the end `... done in 0:01:40`. Work found
-    done by an earlier run counts as done but not in the rates.
+    at the end `... done in 0:01:40` (once: not again where the last line logged already says
+    it). Work found done by an earlier run counts as done but not in the rates.
 
     # Parameters
 
@@ -58,7 +58,7 @@ class Progress:
         self._start = clock()
         self._only_if_long = only_if_long
         self._last: Optional[float] = self._start if only_if_long else None
-        self._logged = False
+        self._logged_at: Optional[Tuple[int, int]] = None
 
     def resumed(self, sentences: int, tokens: int) -> None:
         """Work an earlier run did."""
@@ -77,11 +77,13 @@ class Progress:
             self._log()
 
     def finish(self) -> None:
-        if self._logged or not self._only_if_long:
+        if self._logged_at == (self.sentences, self.tokens):
+            return
+        if self._logged_at is not None or not self._only_if_long:
             self._log()
 
     def _log(self) -> None:
-        self._logged = True
+        self._logged_at = (self.sentences, self.tokens)
         logger.info("%s", self.line())
 
     def line(self) -> str:
