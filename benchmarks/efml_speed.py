@@ -16,8 +16,16 @@ largest difference of our outputs from those of a fresh `Embedder` given all sen
 batch (which start from zero states, as ours do; in the timed runs EFML carries states from
 batch to batch, as it always does).
 
+`--compute-dtype bfloat16` runs our LSTM in bfloat16 (the token layer stays float32); it pays
+only on a CPU with native bfloat16 (AVX512_BF16 or AMX), and the difference printed is then
+bfloat16's from EFML's float32. `--parts` also prints the float32 arithmetic of our LSTM, the
+rate of one large float32 product on this core (2,048 x 512 by 512 x 16,384, the rate the
+BLAS reaches here), and from these the largest speed-up our float32 LSTM could show on this
+machine were every product at that rate.
+
     python benchmarks/efml_speed.py --models fixture published --runs 5
     python benchmarks/efml_speed.py --models published --parts --sentences 64
+    python benchmarks/efml_speed.py --models published --runs 3 --compute-dtype bfloat16
 """
 
 import argparse
@@ -71,14 +79,17 @@ def write_published_size_model(efml: Any, sentences: List[List[str]], directory:
     return directory
 
 
-def measure(efml: Any, model_dir: str, sentences: List[List[str]], runs: int) -> Dict[str, Any]:
+def measure(
+    efml: Any, model_dir: str, sentences: List[List[str]], runs: int, compute_dtype: str
+) -> Dict[str, Any]:
     import numpy
 
+    from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
     from elmo_plugin.elmo.formats.efml import load_efml_bilm
     from elmo_plugin.embedding.elmo_embedder import ElmoEmbedder
 
     theirs = efml.Embedder(model_dir, batch_size=64)
-    bilm = load_efml_bilm(model_dir)
+    bilm = load_efml_bilm(model_dir, compute_dtype=parse_compute_dtype(compute_dtype))
     ours = ElmoEmbedder.from_bilm(bilm)
 
     def run_ours() -> List[Any]:
@@ -123,17 +134,49 @@ def measure_parts(efml: Any, model_dir: str, sentences: List[List[str]]) -> Dict
     with torch.no_grad():
         start = time.process_time()
         encoded = bilm.character_encoder(ids)
-        parts["ours: token layer"] = time.process_time() - start
+        parts["ours: token layer (s)"] = time.process_time() - start
         start = time.process_time()
         bilm.lstm(encoded["token_embedding"], encoded["mask"])
-        parts["ours: LSTM"] = time.process_time() - start
+        parts["ours: LSTM (s)"] = time.process_time() - start
         start = time.process_time()
         tokens = model.token_embedder(words[0], characters[0], tuple(mask.shape))
-        parts["EFML: token layer"] = time.process_time() - start
+        parts["EFML: token layer (s)"] = time.process_time() - start
         start = time.process_time()
         model.encoder(tokens, mask)
-        parts["EFML: LSTM"] = time.process_time() - start
+        parts["EFML: LSTM (s)"] = time.process_time() - start
+    positions = int(encoded["mask"].sum())
+    parts["ours: LSTM GFLOPS"] = _lstm_flops(bilm, positions) / 1e9 / parts["ours: LSTM (s)"]
+    parts["large float32 product GFLOPS"] = _large_product_rate()
+    best_lstm = _lstm_flops(bilm, positions) / 1e9 / parts["large float32 product GFLOPS"]
+    efml_total = parts["EFML: token layer (s)"] + parts["EFML: LSTM (s)"]
+    parts["speed-up now"] = efml_total / (parts["ours: token layer (s)"] + parts["ours: LSTM (s)"])
+    parts["speed-up bound in float32"] = efml_total / (parts["ours: token layer (s)"] + best_lstm)
     return parts
+
+
+def _lstm_flops(bilm: Any, positions: int) -> float:
+    """Multiply-adds x 2 of the LSTM's products at `positions` (markers included): each
+    layer's and direction's input, recurrent and projection products."""
+    flops = 0
+    for layer in bilm.lstm.bilstm_layers:
+        gates = 4 * layer.cell_size
+        per_position = layer.input_size * gates + layer.hidden_size * gates
+        per_position += layer.cell_size * layer.hidden_size
+        flops += 2 * 2 * per_position  # two directions, a multiply and an add
+    return float(flops * positions)
+
+
+def _large_product_rate() -> float:
+    """GFLOPS of a large float32 product on one thread, the best of 5."""
+    import torch
+
+    left, right = torch.randn(2048, 512), torch.randn(512, 16384)
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        torch.mm(left, right)
+        best = min(best, time.process_time() - start)
+    return 2 * 2048 * 512 * 16384 / best / 1e9
 
 
 def main() -> None:
@@ -141,10 +184,12 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["fixture", "published"])
     parser.add_argument("--sentences", type=int, default=128)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--compute-dtype", choices=["float32", "bfloat16"], default="float32")
     parser.add_argument(
         "--parts",
         action="store_true",
-        help="instead, the CPU seconds of each part on one batch of --sentences (64 or fewer)",
+        help="instead, the CPU seconds of each part on one batch of --sentences (64 or fewer) "
+        "and the float32 bound",
     )
     args = parser.parse_args()
 
@@ -163,7 +208,8 @@ def main() -> None:
     print(
         f"# {cpu_model()}, 1 thread, torch {torch.__version__}, Python "
         f"{sys.version.split()[0]}; {len(sentences)} sentences, {tokens} tokens, batches of 64, "
-        f"medians of {args.runs} alternating runs"
+        f"medians of {args.runs} alternating runs; ours in {args.compute_dtype}, EFML's in "
+        "float32"
     )
     with tempfile.TemporaryDirectory() as scratch:
         if args.parts:
@@ -172,7 +218,7 @@ def main() -> None:
                 if name == "published":
                     model_dir = write_published_size_model(efml, sentences, scratch)
                 parts = measure_parts(efml, model_dir, sentences)
-                print(f"{name}: " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()))
+                print(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()))
             return
         print("| model | EFML Embedder (s) | ours (s) | speed-up | largest difference |")
         print("|---|---|---|---|---|")
@@ -180,7 +226,7 @@ def main() -> None:
             model_dir = FIXTURE
             if name == "published":
                 model_dir = write_published_size_model(efml, sentences, scratch)
-            result = measure(efml, model_dir, sentences, args.runs)
+            result = measure(efml, model_dir, sentences, args.runs, args.compute_dtype)
             medians = result["medians"]
             print(
                 f"| {name} | {medians['efml']:.3f} | {medians['ours']:.3f} | "
