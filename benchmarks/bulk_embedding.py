@@ -10,7 +10,10 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
   with seed 0; `--sequences` of them, the issue's 10,000 sampled smaller where time forbids)
   through the `elmo-embed` command in a fresh process, its peak resident memory against the
   bound of `--max-tokens` and the same input with no budget (every sequence one run; left out
-  with `--no-unbounded`, for samples too large to hold in one run).
+  with `--no-unbounded`, for samples too large to hold in one run). `--model fixture` takes the
+  tiny test biLM (fixtures/elmo) instead of "small", fast enough for all 10,000 sequences: it
+  measures what the pipeline itself holds (input, plan, index, output buffers) as the input
+  grows, which the model's size does not change.
 - `processes`: the `elmo-embed` command in 1 process and under `torchrun --nproc-per-node 2`
   (gloo), the embedding time of the slowest rank from its last progress line, alternating,
   medians, and whether the two outputs are the same bytes.
@@ -18,6 +21,7 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
     python benchmarks/bulk_embedding.py order --sentences 2000 --runs 3
     python benchmarks/bulk_embedding.py order --sentences 2000 --runs 3 --cuda-device 0
     python benchmarks/bulk_embedding.py seqvec --sequences 40
+    python benchmarks/bulk_embedding.py seqvec --sequences 10000 --model fixture --no-unbounded
     python benchmarks/bulk_embedding.py processes --sentences 1000 --runs 3
 """
 
@@ -45,6 +49,10 @@ from common import (
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+FIXTURE_BILM = (
+    os.path.join(ROOT, "fixtures", "elmo", "options.json"),
+    os.path.join(ROOT, "fixtures", "elmo", "lm_weights.hdf5"),
+)
 
 
 def _order(arguments: argparse.Namespace, model_dir: str) -> None:
@@ -110,11 +118,9 @@ def _write_seqvec_input(path: str, count: int) -> int:
 
 
 def _command(
-    model_dir: str, input_file: str, output_file: str, *extra: str
+    model_files: Tuple[str, str], input_file: str, output_file: str, *extra: str
 ) -> Tuple[List[str], dict]:
-    options, weights = os.path.join(model_dir, "options.json"), os.path.join(
-        model_dir, "weights.hdf5"
-    )
+    options, weights = model_files
     arguments = [input_file, output_file, "--options-file", options, "--weight-file", weights]
     return arguments + list(extra), dict(os.environ, PYTHONPATH=ROOT)
 
@@ -141,18 +147,20 @@ def _peak_of_command(arguments: List[str], environment: dict) -> Tuple[float, fl
 def _seqvec(arguments: argparse.Namespace, model_dir: str, work: str) -> None:
     import torch
 
-    write_random_bilm("small", model_dir)
+    model_files = FIXTURE_BILM
+    if arguments.model == "small":
+        model_files = write_random_bilm("small", model_dir)
     input_file = os.path.join(work, "seqvec.txt")
     tokens = _write_seqvec_input(input_file, arguments.sequences)
     print(header("cpu", str(torch.get_num_threads())) + f"; CPU {cpu_model()}")
     print(
         f"{arguments.sequences} sequences of 50-5,000 one-character tokens ({tokens:,} tokens), "
-        f"'small' biLM, output format {arguments.output_format}"
+        f"'{arguments.model}' biLM, output format {arguments.output_format}"
     )
     budgets = [str(arguments.max_tokens)] + ([] if arguments.no_unbounded else [str(10**9)])
     for budget in budgets:
         command, environment = _command(
-            model_dir,
+            model_files,
             input_file,
             os.path.join(work, f"out-{budget}.hdf5"),
             "--max-tokens",
@@ -180,7 +188,7 @@ def _embedding_seconds(output: str) -> float:
 def _processes(arguments: argparse.Namespace, model_dir: str, work: str) -> None:
     import torch
 
-    write_random_bilm("small", model_dir)
+    model_files = write_random_bilm("small", model_dir)
     sentences = read_sentences(shared_data(*CORPUS), arguments.sentences)
     input_file = os.path.join(work, "sentences.txt")
     with open(input_file, "w") as out:
@@ -194,7 +202,7 @@ def _processes(arguments: argparse.Namespace, model_dir: str, work: str) -> None
     for run in range(arguments.runs):
         for name, launcher in launchers.items():
             output_file = os.path.join(work, f"{name[0]}-{run}.hdf5")
-            command, environment = _command(model_dir, input_file, output_file)
+            command, environment = _command(model_files, input_file, output_file)
             done = subprocess.run(
                 launcher + command, env=environment, cwd=ROOT, capture_output=True, text=True
             )
@@ -225,6 +233,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-tokens", type=int, default=4096)
     parser.add_argument("--output-format", default="average")
+    parser.add_argument(
+        "--model", choices=["small", "fixture"], default="small", help="seqvec: the biLM"
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
         "--cuda-device", type=int, default=-1, help="order: embed on this GPU (its dense path)"
