@@ -5,7 +5,9 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
   `--batch-size` sentences (64) within the same token budget (`max_tokens`, 4096), on the first
   `--sentences` real sentences of ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz,
   a biLM of the "small" published size with random weights; the two alternate in one process
-  (one untimed warm-up pass first), medians of `--runs`, the same layers checked.
+  (one untimed warm-up pass first), medians of `--runs`, the same layers checked. `--path
+  dense` runs the LSTM on the fused dense path (`Execution(fused=True)`, padding computed, as
+  on a GPU) instead of the CPU's default packed path (each step only the running sentences).
 - `seqvec`: SeqVec-shaped input (sequences of 50 to 5,000 one-character tokens, drawn uniformly
   with seed 0; `--sequences` of them, the issue's 10,000 sampled smaller where time forbids)
   through the `elmo-embed` command in a fresh process, its peak resident memory against the
@@ -20,6 +22,7 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
 
     python benchmarks/bulk_embedding.py order --sentences 2000 --runs 3
     python benchmarks/bulk_embedding.py order --sentences 2000 --runs 3 --cuda-device 0
+    python benchmarks/bulk_embedding.py order --sentences 640 --runs 3 --path dense
     python benchmarks/bulk_embedding.py seqvec --sequences 40
     python benchmarks/bulk_embedding.py seqvec --sequences 10000 --model fixture --no-unbounded
     python benchmarks/bulk_embedding.py processes --sentences 1000 --runs 3
@@ -35,7 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from common import (
     ROOT,
@@ -49,6 +52,8 @@ from common import (
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+# The LSTM paths of `order`: the device's default, or the fused dense one (padding computed).
+PATHS: Dict[str, Any] = {"default": "auto", "dense": {"fused": True}}
 FIXTURE_BILM = (
     os.path.join(ROOT, "fixtures", "elmo", "options.json"),
     os.path.join(ROOT, "fixtures", "elmo", "lm_weights.hdf5"),
@@ -64,7 +69,9 @@ def _order(arguments: argparse.Namespace, model_dir: str) -> None:
 
     sentences = read_sentences(shared_data(*CORPUS), arguments.sentences)
     embedder = ElmoEmbedder(
-        *write_random_bilm("small", model_dir), cuda_device=arguments.cuda_device
+        *write_random_bilm("small", model_dir),
+        cuda_device=arguments.cuda_device,
+        execution=PATHS[arguments.path],
     )
     lengths = [len(s) for s in sentences]
     plans = {
@@ -94,7 +101,8 @@ def _order(arguments: argparse.Namespace, model_dir: str) -> None:
     print(header(device, str(torch.get_num_threads())) + f"; CPU {cpu_model()}")
     print(
         f"{len(sentences)} sentences, {sum(lengths)} tokens, batch size {arguments.batch_size}, "
-        f"max_tokens {embedder.max_tokens}, 'small' biLM; medians of {arguments.runs} runs"
+        f"max_tokens {embedder.max_tokens}, 'small' biLM, LSTM path {arguments.path}; medians "
+        f"of {arguments.runs} runs"
     )
     for order, measured in times.items():
         median = statistics.median(measured)
@@ -239,6 +247,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
         "--cuda-device", type=int, default=-1, help="order: embed on this GPU (its dense path)"
+    )
+    parser.add_argument(
+        "--path", choices=sorted(PATHS), default="default", help="order: the LSTM's path"
     )
     parser.add_argument(
         "--no-unbounded",
