@@ -136,6 +136,51 @@ def test_embed_pads_with_zeros_like_simple_elmo(embedder, layers, shape, pick):
         assert not vectors[row, ..., len(sentence) :, :].any()
 
 
+def _batches_run(embedder, monkeypatch):
+    """The sentence lists `embedder.embed_batch` is called with, recorded."""
+    seen = []
+    run = embedder.embed_batch
+
+    def recorded(batch):
+        seen.append([len(sentence) for sentence in batch])
+        return run(batch)
+
+    monkeypatch.setattr(embedder, "embed_batch", recorded)
+    return seen
+
+
+def test_embed_runs_stateless_sentences_sorted_by_length_in_token_budgets(
+    embedder, sentences, monkeypatch
+):
+    mixed = sentences[:9] + [["word"] * 30, ["a"]]
+    expected = [embedder.embed_sentence(sentence) for sentence in mixed]
+    embedder.max_tokens = 64
+    seen = _batches_run(embedder, monkeypatch)
+    vectors = embedder.embed(mixed, layers="all", batch_size=4)
+    lengths = [length for batch in seen for length in batch]
+    assert lengths == sorted((len(s) for s in mixed), reverse=True)
+    assert all(len(batch) <= 4 and len(batch) * (batch[0] + 2) <= 64 for batch in seen[1:])
+    for row, (sentence, layers) in enumerate(zip(mixed, expected)):
+        numpy.testing.assert_allclose(vectors[row, :, : len(sentence)], layers, atol=1e-6, rtol=0)
+
+
+def test_embed_with_carried_states_keeps_the_given_order(
+    elmo_options, elmo_weights, sentences, monkeypatch
+):
+    carried = ElmoEmbedder(elmo_options, elmo_weights, state="carried")
+    seen = _batches_run(carried, monkeypatch)
+    carried.embed(sentences[:6], batch_size=4)
+    assert seen == [[len(s) for s in sentences[:4]], [len(s) for s in sentences[4:6]]]
+
+
+@pytest.mark.gpu
+def test_embed_on_a_cuda_device_equals_the_cpu(elmo_options, elmo_weights, sentences):
+    on_cpu = ElmoEmbedder(elmo_options, elmo_weights).embed(sentences, layers="all")
+    on_gpu = ElmoEmbedder(elmo_options, elmo_weights, cuda_device=0)
+    numpy.testing.assert_allclose(on_gpu.embed(sentences, layers="all"), on_cpu, atol=1e-5)
+    assert next(on_gpu.elmo_bilm.parameters()).is_cuda
+
+
 def test_a_long_embed_call_logs_its_progress_and_a_short_one_nothing(
     embedder, sentences, monkeypatch, caplog
 ):

@@ -23,7 +23,7 @@ from elmo_plugin.elmo.formats.names import (
     resolve_bilm,
 )
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
-from elmo_plugin.embedding.bulk import embed_in_bulk
+from elmo_plugin.embedding.bulk import embed_in_bulk, plan_batches
 from elmo_plugin.embedding.embeddings_file import InputFile
 from elmo_plugin.embedding.long_sequences import embed_long_sequence
 from elmo_plugin.embedding.progress import Progress
@@ -270,8 +270,11 @@ class ElmoEmbedder:
         warmup: bool = False,
     ) -> numpy.ndarray:
         """
-        simple_elmo's `get_elmo_vectors`: one zero-padded float32 array for all `sentences`. A call
-        that runs longer than 30 s logs its progress (INFO) every 30 s, as `embed_file` does.
+        simple_elmo's `get_elmo_vectors`: one zero-padded float32 array for all `sentences`, in
+        their order. Stateless, they run sorted by length in batches of at most `batch_size`
+        sentences and `max_tokens` positions, as `embed_file` runs them; with
+        `state="carried"`, in the given order. A call that runs longer than 30 s logs its
+        progress (INFO) every 30 s, as `embed_file` does.
 
         # Parameters
 
@@ -305,12 +308,26 @@ class ElmoEmbedder:
             name="embed",
             only_if_long=True,
         )
-        for row, layers_of_row in enumerate(self.embed_sentences(sentences, batch_size)):
+        for row, layers_of_row in self._rows_embedded(sentences, batch_size):
             picked = pick(layers_of_row)
             result[row, ..., : picked.shape[-2], :] = picked
             progress.advance(1, len(sentences[row]))
         progress.finish()
         return result
+
+    def _rows_embedded(
+        self, sentences: List[Sentence], batch_size: int
+    ) -> Iterator[Tuple[int, numpy.ndarray]]:
+        """`(row, layers)` of each sentence. Stateless, in batches sorted by length under the
+        token budget, as `embed_file` plans them (`plan_batches`): where padding is computed (a
+        GPU) each batch pads little. With carried states, in the given order, as 0.9's."""
+        if self.elmo_bilm.stateful:
+            yield from enumerate(self.embed_sentences(sentences, batch_size))
+            return
+        _check_positive("batch_size", batch_size)
+        lengths = [len(sentence) for sentence in sentences]
+        for batch in plan_batches(lengths, batch_size, self.max_tokens):
+            yield from zip(batch, self.embed_batch([sentences[row] for row in batch]))
 
     def embed_file(
         self,
@@ -430,17 +447,9 @@ def _chunks(batch: List[Sentence], max_tokens: int) -> Iterator[List[Sentence]]:
     """Consecutive groups of sentences whose padded size (count times the longest, plus
     the two markers) is at most `max_tokens`, or one sentence that alone is over it (embedded
     in windows)."""
-    chunk: List[Sentence] = []
-    longest = 0
-    for sentence in batch:
-        width = max(longest, len(sentence) + 2)
-        if chunk and (len(chunk) + 1) * width > max_tokens:
-            yield chunk
-            chunk, width = [], len(sentence) + 2
-        chunk.append(sentence)
-        longest = width
-    if chunk:
-        yield chunk
+    lengths = [len(sentence) for sentence in batch]
+    for rows in plan_batches(lengths, max(len(batch), 1), max_tokens, by_length=False):
+        yield [batch[row] for row in rows]
 
 
 def _layer_picker(layers: Layers, num_layers: int):

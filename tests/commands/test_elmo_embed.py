@@ -51,6 +51,24 @@ def test_command_writes_bilm_tf_layout_equal_to_allennlp(
                 numpy.testing.assert_allclose(layer, theirs[0, 1:-1].numpy(), atol=1e-5)
 
 
+@pytest.mark.gpu
+def test_the_command_on_a_cuda_device_writes_the_cpus_layers(
+    monkeypatch, tmp_path, sentences_file, elmo_files_arguments, sentences
+):
+    text = sentences_file(sentences)
+    outputs = {device: tmp_path / f"{device}.hdf5" for device in ("-1", "0")}
+    for device, output in outputs.items():
+        run_command(
+            monkeypatch, str(text), str(output), *elmo_files_arguments, "--cuda-device", device
+        )
+    with h5py.File(outputs["-1"], "r") as on_cpu, h5py.File(outputs["0"], "r") as on_gpu:
+        assert on_gpu["sentence_to_index"][0] == on_cpu["sentence_to_index"][0]
+        for number in range(len(sentences)):
+            numpy.testing.assert_allclose(
+                on_gpu[str(number)][...], on_cpu[str(number)][...], atol=1e-5
+            )
+
+
 @pytest.mark.parametrize("output_format,shape", [("top", (4, 32)), ("average", (4, 32))])
 def test_top_and_average(tmp_path, elmo_options, elmo_weights, output_format, shape):
     text = tmp_path / "in.txt"
