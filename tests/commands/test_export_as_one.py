@@ -175,10 +175,14 @@ def test_ctrl_c_during_the_renames_waits_until_they_are_done(tmp_path, old_and_n
     threading.Thread(target=other.wait, daemon=True).start()
 
     file_sets.commit_partial = interrupted_commit
+    # Ctrl-C as in a terminal: a process started in the background by a non-interactive shell
+    # (`nohup ... &`) inherits SIGINT ignored, and then it stays ignored, held or not.
+    ignored_or_not = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             export_bilm(new, str(out), include_softmax=True)
     finally:
+        signal.signal(signal.SIGINT, ignored_or_not)
         file_sets.commit_partial = commit
         other.set()
     assert _which(out, old, new) == "new"
