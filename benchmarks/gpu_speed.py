@@ -52,6 +52,7 @@ frequency order makes them.
 import argparse
 import dataclasses
 import contextlib
+import functools
 import gc
 import math
 import os
@@ -64,7 +65,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy
 import torch
 
-from common import ROOT, header, read_sentences, shared_data, write_random_bilm
+from common import (
+    ROOT,
+    alternating_times,
+    header,
+    medians_of,
+    read_sentences,
+    shared_data,
+    write_random_bilm,
+)
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 TOY_CORPUS = ("fixtures", "lm", "wiki_valid.txt")  # in the project, for `--toy`
@@ -243,29 +252,29 @@ def embedder_table(sizes, sentences, device: str, runs: int, budgets: List[int])
                     )
                     for dtype in ("float32", "bfloat16")
                 }
-                outputs: Dict[str, numpy.ndarray] = {}
-                times: Dict[str, List[float]] = {dtype: [] for dtype in embedders}
-                for dtype, embedder in embedders.items():
+                outputs: Dict[str, torch.Tensor] = {}
+
+                def run(dtype: str) -> None:  # embed() returns host arrays: nothing left queued
+                    embedders[dtype].elmo_bilm.character_encoder.clear_cache()
+                    embedded = embedders[dtype].embed(sentences, layers="all", batch_size=1024)
+                    outputs[dtype] = torch.from_numpy(embedded)
+
+                for embedder in embedders.values():
                     embedder.embed(sentences[:64], layers="all")  # warm-up, kernels compiled
-                for _ in range(runs):
-                    for dtype, embedder in embedders.items():
-                        embedder.elmo_bilm.character_encoder.clear_cache()
-                        synchronize(device)
-                        start = time.perf_counter()
-                        outputs[dtype] = embedder.embed(sentences, layers="all", batch_size=1024)
-                        times[dtype].append(time.perf_counter() - start)
-                rate = {dtype: tokens / statistics.median(t) for dtype, t in times.items()}
-                exact, reduced = outputs["float32"], outputs["bfloat16"]
-                difference = max(
-                    float(abs(reduced[:, i] - exact[:, i]).max() / abs(exact[:, i]).max())
-                    for i in range(exact.shape[1])
+                times = alternating_times(
+                    {dtype: functools.partial(run, dtype) for dtype in embedders}, runs
+                )
+                rate = {dtype: tokens / median for dtype, median in medians_of(times).items()}
+                difference = relative_difference(
+                    list(outputs["float32"].unbind(1)), list(outputs["bfloat16"].unbind(1))
                 )
                 print(
                     f"| {size} | {budget} | {rate['float32']:,.0f} | {rate['bfloat16']:,.0f} "
                     f"| {difference:.1e} |",
                     flush=True,
                 )
-                del embedders, outputs
+                embedders.clear()  # the biLMs and their GPU memory, before the next budget
+                outputs.clear()
                 gc.collect()
                 if device.startswith("cuda"):
                     torch.cuda.empty_cache()
