@@ -41,8 +41,8 @@ the host), `profile` (a profiled training step) and `embedding_profile` (profile
 passes).
 
     python benchmarks/gpu_speed.py                 # on a CUDA machine
-    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes, on
-                                                        # fixtures/lm/wiki_valid.txt (a test)
+    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes (a test),
+                                                        # on training_configs/bilm/sample/
 
 Words come from ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz (a copy of that file
 is all the run needs); training targets are drawn log-uniformly, as the vocabulary's
@@ -76,7 +76,7 @@ from common import (
 )
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
-TOY_CORPUS = ("fixtures", "lm", "wiki_valid.txt")  # in the project, for `--toy`
+TOY_CORPUS = ("training_configs", "bilm", "sample", "wiki_valid.txt")  # in the project, for `--toy`
 PAPER_VOCABULARY = 793_471
 WINDOW = 20
 PAPER_CONFIG = os.path.join(

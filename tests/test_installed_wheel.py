@@ -102,6 +102,7 @@ def test_the_wheel_carries_configs_and_the_shipped_bilm_at_a_sensible_size(insta
     _, _, _, site = installed
     package = site / "elmo_plugin"
     assert (package / "training_configs" / "common" / "elmo.libsonnet").is_file()
+    assert (package / "training_configs" / "bilm" / "sample" / "wiki_train.txt.xz").is_file()
     shipped = package / "pretrained" / "elmo_wikipedia_512x128"
     names = {path.name for path in shipped.iterdir()}
     assert {"options.json", "weights.hdf5", "vocab.txt", "softmax.hdf5", "README.md"} <= names
