@@ -19,7 +19,7 @@ for both (`elmo_plugin/elmo/bilm/lstm/mkl_dispatch.py`: only the MKL of torch 1.
 With `--compute-dtype bfloat16` ours runs its products in bfloat16 (AllenNLP's stays float32,
 the reference), and the table adds the largest difference of each layer's activations on the
 first timed batch, relative to that layer's largest float32 activation (the measure of
-`tests/elmo/test_compute_dtype.py`; the issue's goal is 2e-2).
+`tests/elmo/test_compute_dtype.py`, which bounds it by 2e-2).
 
     python benchmarks/embedding_speed.py --sizes small original --runs 3
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --mkl-dispatch avx2

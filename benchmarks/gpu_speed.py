@@ -29,7 +29,7 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
    default, and 65,536), its tokenisation and the copies both ways included, float32 and
    bfloat16 (`load_bilm(compute_dtype=...)`), tokens/s (medians of `--runs`) and the largest
    difference of bfloat16's layers from float32's, relative to each layer's largest value; the
-   issue's goal is 1,000,000 tokens/s in bfloat16 at "original", within 2e-2.
+   target is 1,000,000 tokens/s in bfloat16 at "original", within 2e-2.
 5. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
    per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
    projection clipping, so it is not ELMo's function).

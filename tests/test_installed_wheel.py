@@ -110,8 +110,9 @@ def test_the_wheel_carries_configs_and_the_shipped_bilm_at_a_sensible_size(insta
 
 
 def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by_name(installed):
-    """Issue 28's user path: ElmoEmbedder() on the shipped biLM, train_model_from_file on a
-    config importing our block, and a packaged task config named with data overrides."""
+    """A pip user's first steps, from their own directory: ElmoEmbedder() on the shipped biLM,
+    train_model_from_file on a config importing our block, and a packaged task config named
+    with data overrides."""
     python, env, user, _ = installed
     work = user / "python_user"
     work.mkdir()

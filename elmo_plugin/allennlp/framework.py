@@ -1,7 +1,7 @@
 """
 Every function of AllenNLP (and of the libraries it calls) that elmo_plugin replaces, in one
 table: what is replaced, when, why, and the version it is written for. Nothing else of ours
-assigns to a framework module; `tests/allennlp/test_framework.py` checks that importing the
+assigns to a framework module; `tests/test_framework_replacements.py` checks that importing the
 plugin changes exactly the `CONFIG_LOADER` rows and that the `allennlp` command changes exactly
 the `COMMAND` rows.
 

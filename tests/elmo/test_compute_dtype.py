@@ -1,5 +1,5 @@
 """The opt-in `compute_dtype: "bfloat16"`: what it costs in accuracy against float32 (the
-issue's goal: every layer within 2e-2 relative), that it really computes in bfloat16, that
+bound it keeps: every layer within 2e-2 relative), that it really computes in bfloat16, that
 float32 stays exact, and that the weights are cast once, not per step."""
 
 from typing import Any, Dict, List, Tuple
