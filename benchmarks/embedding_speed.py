@@ -188,7 +188,7 @@ def max_relative_difference(a, b) -> float:
 
 def main():
     from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
-    from elmo_plugin.elmo.formats.published_sizes import PUBLISHED_SIZES
+    from tests.published_sizes import PUBLISHED_SIZES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

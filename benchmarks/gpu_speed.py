@@ -772,7 +772,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     corpus = os.path.join(ROOT, *TOY_CORPUS) if args.toy else shared_data(*CORPUS)
     sentences = read_sentences(corpus, 64 if args.toy else 1024)
     if args.toy:
-        from elmo_plugin.elmo.formats.published_sizes import published_options
+        from tests.published_sizes import published_options
 
         options = published_options("small")
         options["lstm"].update(dim=64, projection_dim=16)
@@ -780,7 +780,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         sizes, batch_sizes, lane_counts = ["small"], [32], [4]
         vocabulary, samples, cell, projection = 2000, 64, 64, 16
     else:
-        from elmo_plugin.elmo.formats.published_sizes import published_options
+        from tests.published_sizes import published_options
 
         options = published_options("original")
         sizes, batch_sizes, lane_counts = ["small", "original"], [32, 256], [128, 512, 2048]

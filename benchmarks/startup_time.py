@@ -29,10 +29,8 @@ from typing import Dict, Iterable, List, Set, Tuple
 
 from packaging.requirements import Requirement
 
-from common import ROOT, alternating_times, cpu_model, medians_of
-
-sys.path.insert(0, ROOT)
-from tests.wheels import build_project_wheel  # noqa: E402  (the one way the tests build it)
+from common import alternating_times, cpu_model, medians_of
+from tests.wheels import build_project_wheel
 
 CORE = ["torch", "numpy", "h5py", "tqdm"]
 

@@ -13,7 +13,7 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
 import elmo_plugin.allennlp.lm  # noqa: F401
-from elmo_plugin.elmo.formats.published_sizes import published_options
+from tests.published_sizes import published_options
 from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
