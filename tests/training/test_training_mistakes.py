@@ -161,11 +161,17 @@ def test_a_failed_run_removes_only_what_it_made_before_saving(before, made, left
     assert (sorted(os.listdir(run)) if run.exists() else None) == left
 
 
+def test_a_failed_run_removes_the_parent_folders_it_made(tmp_path):
+    with pytest.raises(ConfigurationError):
+        _failing(["out.log"])(Params({}), str(tmp_path / "runs" / "ner" / "run"))
+    assert os.listdir(tmp_path) == []
+
+
 def test_the_command_says_a_missing_data_folder_in_one_line(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k != DATA_VARIABLE}
     environment.update(PYTHONPATH=str(PROJECT_ROOT), PYTHONWARNINGS="ignore::FutureWarning")
-    run = tmp_path / "run"
-    command = [sys.executable, "-m", "allennlp", "train", NER, "-s", str(run)]
+    runs = tmp_path / "runs"
+    command = [sys.executable, "-m", "allennlp", "train", NER, "-s", str(runs / "run")]
     result = subprocess.run(
         [*command, "--include-package", "elmo_plugin"],
         cwd=tmp_path,
@@ -177,4 +183,4 @@ def test_the_command_says_a_missing_data_folder_in_one_line(tmp_path):
     errors = result.stderr.strip().splitlines()
     assert errors[-1].startswith("allennlp: error: $ELMO_PLUGIN_DATA/conll2003/train.txt: ")
     assert "Traceback" not in result.stdout + result.stderr
-    assert not run.exists()
+    assert not runs.exists()
