@@ -8,11 +8,14 @@ traceback or, for the trainer's `from_partial_objects`, vanish: a typo such as
 `trainer.num_epoch` trains to patience. And it merges an override (`-o`) that adds a key to a
 section silently, whatever the key.
 
-- A class's keys (`checking_constructor_keys`) are checked where AllenNLP builds its arguments,
-  before any of them is built: when its constructor and the ones its `**kwargs` reach end in a
-  constructor that takes no `**kwargs`, the keys are exactly the parameters AllenNLP itself
-  accepts (`infer_params`). A constructor that still takes any key at the end of the chain is
-  left to itself: nothing tells which keys it uses.
+- A class's keys are checked in the whole config before `allennlp train` makes its folder or
+  reads any data (`checking_config_keys`), in every section whose class the config tells (the
+  way the override keys below find it); and in every object where AllenNLP builds its
+  arguments, before any of them is built (`checking_constructor_keys`: sections under a `Dict`
+  or `List` parameter, the archives `evaluate` and `predict` load). When a class's constructor
+  and the ones its `**kwargs` reach end in a constructor that takes no `**kwargs`, its keys are
+  exactly the parameters AllenNLP itself accepts (`infer_params`). A constructor that still
+  takes any key at the end of the chain is left to itself: nothing tells which keys it uses.
 - An override key (`checking_override_keys`) is checked before the config is merged, so before
   any data is read. It is accepted when it names a key of the config, or adds one key to a
   section the config has (or a top-level section) that the section's class takes, the class
@@ -27,7 +30,7 @@ section silently, whatever the key.
 
 import functools
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.commands.train import TrainModel
 from allennlp.common import FromParams, Lazy, Params
@@ -83,6 +86,30 @@ def checking_override_keys(with_overrides: Callable[..., Any]) -> Callable[..., 
     return checked
 
 
+def checking_config_keys(train_model: Callable[..., Any]) -> Callable[..., Any]:
+    """`allennlp.commands.train.train_model`, refusing a key of the config no class takes
+    before the run makes its folder or reads any data."""
+
+    @functools.wraps(train_model)
+    def checked(params: Params, *args: Any, **kwargs: Any) -> Any:
+        check_config_keys(params.as_dict(quiet=True))
+        return train_model(params, *args, **kwargs)
+
+    return checked
+
+
+def check_config_keys(config: Dict[str, Any]) -> None:
+    """Refuses a key of a training config that its section's class does not take, in every
+    section whose class the config tells (the rest are checked as they are built)."""
+    for path, section in _sections(config, []):
+        constructor = _section_constructor(config, path)
+        accepted = _section_keys(constructor, top_level=not path)
+        unknown = [key for key in section if key != "type" and key not in (accepted or [])]
+        if constructor is not None and accepted is not None and unknown:
+            where = "".join(f"{name}." for name in path)
+            raise UnknownKeyError(_unknown_key_message(where, unknown, constructor[0], accepted))
+
+
 def accepted_keys(cls: type, constructor: Callable[..., Any]) -> Optional[List[str]]:
     """The keys AllenNLP gives `constructor` of `cls` from a config, or None when it takes any."""
     if _takes_any_key(cls, constructor):
@@ -132,6 +159,13 @@ def _check_new_key(config: Dict[str, Any], segments: List[str], depth: int, sect
     nearest = _nearest_first(new, sorted(set(section) | set(accepted or ())))
     named = ", ".join(prefix + name for name in nearest[:NEAREST_OVERRIDES])
     raise ConfigurationError(f'-o "{key}": {reason}; nearest keys: {named}')
+
+
+def _sections(node: Any, path: List[str]) -> Iterator[Tuple[List[str], Dict[str, Any]]]:
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            yield from _sections(value, path + [key])
 
 
 def _section_keys(constructor: Optional[Constructor], top_level: bool) -> Optional[List[str]]:

@@ -64,9 +64,10 @@ def _checks(name: str) -> Callable[[Any], Any]:
 
 
 def _trainer_checks(original: Any) -> Any:
-    from elmo_plugin.allennlp import command_checks, unsaved_runs
+    from elmo_plugin.allennlp import command_checks, config_keys, unsaved_runs
 
-    return command_checks.checking_trainer_devices(unsaved_runs.removing_unsaved_run(original))
+    removing = unsaved_runs.removing_unsaved_run(original)
+    return command_checks.checking_trainer_devices(config_keys.checking_config_keys(removing))
 
 
 def _config_keys(name: str) -> Callable[[Any], Any]:
@@ -147,9 +148,10 @@ REPLACEMENTS: Tuple[Replacement, ...] = (
         "train_model",
         COMMAND,
         "a missing CUDA device in `trainer.cuda_device` or `distributed.cuda_devices` named by "
-        "its key before any data is read, not after minutes of vocabulary building; and a run "
-        "that fails before saving anything leaves no serialization folder, which would make "
-        "the same command, fixed, fail with 'already exists' (`unsaved_runs`).",
+        "its key before any data is read, not after minutes of vocabulary building; so is a "
+        "key no class takes (`config_keys`); and a run that fails before saving anything "
+        "leaves no serialization folder, which would make the same command, fixed, fail with "
+        "'already exists' (`unsaved_runs`).",
         _trainer_checks,
     ),
     Replacement(

@@ -11,7 +11,7 @@ import sys
 import pytest
 from allennlp.common import Params
 
-from elmo_plugin.allennlp.config_keys import check_override_key
+from elmo_plugin.allennlp.config_keys import check_config_keys, check_override_key
 from elmo_plugin.allennlp.data_paths import DATA_VARIABLE
 from elmo_plugin.allennlp.unsaved_runs import removing_unsaved_run
 from elmo_plugin.elmo.errors import ConfigurationError
@@ -65,6 +65,31 @@ def test_a_typo_in_an_allennlp_encoder_is_named_before_the_missing_key(tmp_path)
         'model.encoder.hiden_size: Seq2SeqEncoder "lstm" (LstmSeq2SeqEncoder) takes no key '
         "hiden_size; its keys, nearest first: hidden_size, "
     )
+
+
+def test_a_typo_under_a_dict_section_is_named_when_its_object_is_built(tmp_path):
+    # token_embedders is a Dict parameter: the class of each entry is known once it is built.
+    config = tmp_path / "typo.jsonnet"
+    config.write_text(
+        f'local ner = import "{TRAINING_CONFIGS}/ner/ner_baseline.jsonnet";\n'
+        "ner + { model+: { text_field_embedder+: { token_embedders+: { tokens+: {"
+        " embeding_dim: 8 } } } } }"
+    )
+    run = tmp_path / "run"
+    refused = _refused(str(config), "-s", str(run), "-o", json.dumps(SMALL))
+    assert refused.startswith(
+        "model.text_field_embedder.token_embedders.tokens.embeding_dim: TokenEmbedder "
+        '"embedding" (Embedding) takes no key embeding_dim; its keys, nearest first: '
+        "embedding_dim, "
+    )
+    assert not run.exists()
+
+
+def test_every_shipped_config_has_only_keys_its_classes_take():
+    configs = sorted(TRAINING_CONFIGS.glob("*/*.jsonnet"))
+    assert len(configs) > 20
+    for config in configs:
+        check_config_keys(Params.from_file(str(config)).as_dict(quiet=True))
 
 
 def test_an_override_key_that_names_nothing_is_refused_before_the_run(tmp_path):
