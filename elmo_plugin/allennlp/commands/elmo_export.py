@@ -3,7 +3,7 @@
 `options.json` + `weights.hdf5` (and, with `--include-softmax`, `softmax.hdf5` + `vocab.txt`);
 with `--format onnx`, the biLM of a `bilm` model, of bilm-tf files or of an ELMoForManyLangs
 model as `elmo.onnx`
-(`elmo_plugin.elmo.formats.onnx_export`).
+(`elmo_plugin.elmo.formats.onnx.export`).
 """
 
 import argparse
@@ -152,7 +152,7 @@ def export_onnx_model(
         Pre-softmax layer weights and gamma of a fixed scalar mix to output too.
     keep_sentence_boundaries : `bool`, optional (default = `False`)
     """
-    from elmo_plugin.elmo.formats.onnx_export import ScalarMixWeights, export_onnx
+    from elmo_plugin.elmo.formats.onnx.export import ScalarMixWeights, export_onnx
 
     bilm = bilm_to_export(source, weight_file)
     os.makedirs(output_dir, exist_ok=True)
