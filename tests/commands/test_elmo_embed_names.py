@@ -8,6 +8,7 @@ import numpy
 import pytest
 
 from elmo_plugin import ElmoEmbedder
+from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 
@@ -65,3 +66,8 @@ def test_a_bad_naming_is_one_line_naming_what_is_expected(flags, message, text, 
     error = capsys.readouterr().err
     assert message in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "out.hdf5").exists()
+
+
+def test_elmo_embedder_says_a_missing_path_is_missing():
+    with pytest.raises(MissingFileError, match="'/models/nope': no such file or folder"):
+        ElmoEmbedder("/models/nope")

@@ -14,6 +14,7 @@ import elmo_plugin.commands  # noqa: F401
 from elmo_plugin.commands import elmo_export
 from elmo_plugin.elmo import load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.names import files_read
 from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
 from tests.lm.conftest import run_allennlp
 from tests.paths import FIXTURES
@@ -142,4 +143,11 @@ def test_without_the_onnx_extra_the_export_is_one_line_before_the_bilm_is_read(
     with pytest.raises(ConfigurationError, match=r'pip install "elmo_plugin\[onnx\]"') as error:
         run_allennlp("elmo-export", bilm_folder, str(tmp_path / "out"), "--format", "onnx")
     assert isinstance(error.value, ImportError)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_short_name_is_taken_and_checked_before_any_download(tmp_path):
+    files = elmo_export.export_source("small", None)
+    assert files.options_file.startswith("elmo_plugin://published/small/")
+    elmo_export.check_export_output(str(tmp_path / "out"), ["elmo.onnx"], files_read(files, "x"))
     assert not (tmp_path / "out").exists()
