@@ -108,7 +108,8 @@ def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
     outside a model (whose archive may bring them). A local file that is not there is said to
     be missing, not taken for an options file without weights."""
     for name in (files.options_file, files.weight_file):
-        if name is not None and is_gone(name):
+        # A ZIP's missing member is named by the reader, with what the ZIP holds.
+        if name is not None and is_gone(name) and split_member(name) is None:
             raise no_such_path(
                 name,
                 what,
