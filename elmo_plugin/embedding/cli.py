@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 # The variable OpenMP, and torch at its start, take the thread count from.
 THREADS_VARIABLE = "OMP_NUM_THREADS"
 DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
+EPILOG = "--archive MODEL_TAR_GZ: the biLM of a trained model instead (needs AllenNLP)."
 
 
 def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsContainer) -> None:
@@ -199,7 +200,7 @@ def _use_usable_threads(cuda_device: int, local_processes: int, threads: Optiona
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(prog="elmo-embed", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog="elmo-embed", description=DESCRIPTION, epilog=EPILOG)
     add_arguments(parser, parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")

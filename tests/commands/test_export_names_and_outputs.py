@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-import elmo_plugin.commands  # noqa: F401
-from elmo_plugin.commands import elmo_export
+import elmo_plugin.allennlp.commands  # noqa: F401
+from elmo_plugin.allennlp.commands import elmo_export
 from elmo_plugin.elmo import load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.names import files_read

@@ -145,7 +145,7 @@ def test_a_run_that_fails_before_its_first_batch_leaves_no_journal(
 
 
 def test_elmo_perplexity_refuses_a_missing_output_folder_as_elmo_embed_does(monkeypatch, tmp_path):
-    from elmo_plugin.lm import perplexity
+    from elmo_plugin.allennlp.lm import perplexity
 
     def never(*args, **kwargs):
         raise AssertionError("the check must come before the evaluation")
