@@ -26,6 +26,9 @@ pytest.register_assert_rewrite("tests.tasks.training_helpers")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+    config.addinivalue_line(
+        "markers", "slow: trains, builds a wheel or installs (left out by `make test-fast`)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,7 +3,7 @@
 as every entry point names a biLM (a short name, `elmo_plugin://...`, a folder, a ZIP), as
 bilm-tf `options.json` + `weights.hdf5` (and, from a `bilm` model with `--include-softmax`,
 `softmax.hdf5` + `vocab.txt`); with `--format onnx`, as `elmo.onnx`, ELMoForManyLangs models
-too (`elmo_plugin.elmo.formats.onnx_export`). The output is checked before the biLM is read.
+too (`elmo_plugin.elmo.formats.onnx.export`). The output is checked before the biLM is read.
 """
 
 import argparse
@@ -207,7 +207,7 @@ def export_onnx_model(
         Pre-softmax layer weights and gamma of a fixed scalar mix to output too.
     keep_sentence_boundaries : `bool`, optional (default = `False`)
     """
-    from elmo_plugin.elmo.formats.onnx_export import (
+    from elmo_plugin.elmo.formats.onnx.export import (
         ScalarMixWeights,
         check_scalar_mix,
         export_onnx,
