@@ -17,6 +17,7 @@ from elmo_plugin.elmo.formats.atomic_files import (
     replaced_when_complete,
 )
 from elmo_plugin.elmo.formats.package_files import local_path
+from elmo_plugin.embedding.text_files import check_text_file
 
 
 @Subcommand.register("elmo-perplexity")
@@ -54,6 +55,7 @@ def perplexity_from_args(args: argparse.Namespace) -> None:
     check_cuda_device(args.cuda_device, "--cuda-device")
     from elmo_plugin.allennlp.lm.perplexity import export_perplexity
 
+    check_text_file(args.text_file)
     if args.output_file:
         check_output_file(args.output_file, "--output-file")
         refuse_overwriting(args.output_file, {"text file": args.text_file})

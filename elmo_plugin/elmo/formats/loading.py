@@ -19,9 +19,8 @@ from elmo_plugin.elmo.formats.bilm_tf import check_options, read_options, read_w
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
 from elmo_plugin.elmo.formats.efml.ids import EFML_INDEXER_NAME
 from elmo_plugin.elmo.formats.efml.model import EFML_OPTIONS_KEY
-from elmo_plugin.elmo.formats.names import EFML, BilmFiles, PathName, resolve_bilm
+from elmo_plugin.elmo.formats.names import EFML, BilmFiles, PathName, is_gone, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import MissingFileError
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
 # recorded, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
@@ -159,11 +158,6 @@ def efml_model_gone(name: str, what: str) -> MissingFileError:
         "validation_dataset_reader's indexer too, where the config has one; in Python, "
         "load_archive(..., overrides=...))"
     )
-
-
-def is_gone(name: str) -> bool:
-    """Whether the local path `name` (a ZIP member too) is neither a file nor a folder."""
-    return "://" not in name and not is_folder(name) and not is_file(name)
 
 
 def _recorded_efml(vocab: OptionsRecord, name: str) -> bool:
