@@ -7,7 +7,8 @@ How a user names a biLM, resolved in one place for every entry point (`ElmoEmbed
 - `elmo_plugin://...`, a file or folder inside the installed package (the shipped biLM is
   `elmo_plugin://pretrained/elmo_wikipedia_512x128`);
 - a folder holding a biLM in a format of `BILM_FOLDER_FORMATS` (an `elmo-export`, an
-  ELMoForManyLangs model, an unpacked NLPL archive);
+  ELMoForManyLangs model, an unpacked NLPL archive, a bilm-tf training checkpoint folder);
+- one checkpoint of such a folder, by its prefix (`.../model.ckpt-N`);
 - a ZIP archive holding such a folder at its top or as its one biLM sub-folder (NLPL's
   repository publishes bilm-tf and ELMoForManyLangs models so), read in place: its files are
   named `<archive>/<member>` (`zip_archives`);
@@ -31,6 +32,9 @@ from elmo_plugin.elmo.formats.package_files import (
     local_file,
     package_path,
 )
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import DESCRIPTION as TF_CHECKPOINT
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import REQUIRED_FILES as TF_FILES
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint_prefix
 from elmo_plugin.elmo.formats.published_models import (
     PREFIX,
     PUBLISHED_ARCHIVES,
@@ -60,7 +64,10 @@ BILM_FOLDER_FORMATS: Dict[str, Tuple[str, ...]] = {
     BILM_TF: (OPTIONS_NAME, WEIGHTS_NAME),
     BILM_TF_NLPL: (OPTIONS_NAME, NLPL_WEIGHTS_NAME),
     EFML: tuple(EFML_FILES),
+    TF_CHECKPOINT: TF_FILES,
 }
+# Formats loaded from their folder as a whole (`BilmFiles.options_file` names it).
+WHOLE_FOLDER_FORMATS = (EFML, TF_CHECKPOINT)
 ZIP_SUFFIX = ".zip"
 
 
@@ -98,6 +105,8 @@ def resolve_bilm(
         return _folder_files(name, folder)
     if weights is None and name == SHIPPED_OPTIONS:
         return BilmFiles(name, SHIPPED_WEIGHTS)
+    if weights is None and is_checkpoint_prefix(name):
+        return BilmFiles(name, None, TF_CHECKPOINT)
     _refuse_unknown_short_name(name, what)
     return BilmFiles(name, weights)
 
@@ -157,7 +166,7 @@ def _folder_files(name: str, folder: str) -> BilmFiles:
             f"the {kind} {name!r} holds no biLM: it has {_listed(list_folder(local))}; a biLM "
             f"{kind} holds {_needs()}"
         )
-    if fmt == EFML:
+    if fmt in WHOLE_FOLDER_FORMATS:
         return BilmFiles(local, None, fmt)
     options, weights = BILM_FOLDER_FORMATS[fmt]
     return BilmFiles(f"{base}/{options}", f"{base}/{weights}")
