@@ -54,6 +54,14 @@ def is_checkpoint_prefix(name: str) -> bool:
     return "://" not in name and is_file(name + INDEX_SUFFIX)
 
 
+def is_checkpoint(name: str) -> bool:
+    """Whether `name` is a training checkpoint: a folder holding `REQUIRED_FILES`, or one
+    checkpoint's prefix."""
+    if is_checkpoint_prefix(name):
+        return True
+    return is_folder(name) and all(is_file(f"{name}/{file}") for file in REQUIRED_FILES)
+
+
 def hdf5_name(variable: str) -> str:
     """The name bilm-tf's `dump_weights` gives the training graph's `variable`."""
     name = variable[len(_SCOPE) :]

@@ -79,13 +79,19 @@ class CheckpointLanguageModel:
     vocab_file : `str`, optional
         The vocabulary it was trained with; by default the folder's `vocab.txt`.
     execution : `Execution`, optional
+    cuda_device : `int`, optional (default = `-1`, the CPU)
     """
 
     def __init__(
-        self, name: str, vocab_file: Optional[str] = None, execution: Execution = Execution()
+        self,
+        name: str,
+        vocab_file: Optional[str] = None,
+        execution: Execution = Execution(),
+        cuda_device: int = -1,
     ) -> None:
         folder, prefix = locate(name)
-        self.bilm = load_checkpoint_bilm(prefix, execution=execution).eval()
+        self._device = torch.device("cpu" if cuda_device < 0 else f"cuda:{cuda_device}")
+        self.bilm = load_checkpoint_bilm(prefix, execution=execution).eval().to(self._device)
         self.vocabulary = read_vocabulary(vocab_file or f"{folder}/{VOCABULARY_NAME}")
         weight, bias = read_softmax(prefix)
         if weight.shape[0] != len(self.vocabulary.words):
@@ -94,19 +100,22 @@ class CheckpointLanguageModel:
                 f"{len(self.vocabulary.words)} words but the softmax of {prefix} has "
                 f"{weight.shape[0]} rows: it is not the vocabulary the checkpoint was trained with"
             )
-        self._weight = torch.from_numpy(numpy.array(weight))
-        self._bias = torch.from_numpy(numpy.array(bias))
+        self._weight = torch.from_numpy(numpy.array(weight)).to(self._device)
+        self._bias = torch.from_numpy(numpy.array(bias)).to(self._device)
 
     def _targets(self, sentence: Sequence[str]) -> Tuple[torch.Tensor, torch.Tensor]:
         ids = [self.vocabulary.id_of(word) for word in [BOS_TOKEN, *sentence, EOS_TOKEN]]
-        return torch.tensor(ids[1:]), torch.tensor(ids[:-1][::-1])
+        return (
+            torch.tensor(ids[1:], device=self._device),
+            torch.tensor(ids[:-1][::-1], device=self._device),
+        )
 
     def scores(self, sentences: Sequence[Sequence[str]]) -> List[Tuple[torch.Tensor, torch.Tensor]]:
         """For each sentence, each direction's softmax logits at its n + 1 steps, in the
         order the direction runs: `(forward (n + 1, vocabulary), backward (n + 1, vocabulary))`.
         """
         with torch.no_grad():
-            top = self.bilm(batch_to_ids(sentences))["activations"][-1]
+            top = self.bilm(batch_to_ids(sentences).to(self._device))["activations"][-1]
             forward, backward = top.chunk(2, dim=-1)
             found = []
             for row, sentence in enumerate(sentences):
@@ -159,4 +168,16 @@ class CheckpointLanguageModel:
 
 
 def _negative_log_likelihood(logits: torch.Tensor, targets: torch.Tensor) -> numpy.ndarray:
-    return torch.nn.functional.cross_entropy(logits, targets, reduction="none").double().numpy()
+    losses = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+    return losses.double().cpu().numpy()
+
+
+def read_sentences(text_file: str) -> List[List[str]]:
+    """The tokenised sentences of `text_file`, one a line; empty lines are skipped."""
+    try:
+        with open(text_file, encoding="utf-8") as handle:
+            return [line.split() for line in handle if line.split()]
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(f"{text_file}: not UTF-8 text ({error.reason})") from error
+    except FileNotFoundError as error:
+        raise MissingFileError(f"{text_file}: no such text file") from error
