@@ -17,30 +17,28 @@ from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
+from tests.tensorflow_reference import (
+    STORED,
+    TENSORS_AND_LAYERS,
+    assert_layers_are_bilm_tfs,
+    sentences,
+)
 
 FOLDER = FIXTURES / "tensorflow" / "bilm_checkpoint"
 STEP = "model.ckpt-74"
-REFERENCE = numpy.load(FIXTURES / "tensorflow" / "bilm_checkpoint_reference.npz")
-SENTENCES = json.loads((FIXTURES / "tensorflow" / "bilm_checkpoint_perplexity.json").read_text())[
-    "sentences"
-]
-
-
-def _assert_bilm_tfs_layers(embedder: ElmoEmbedder) -> None:
-    for number, (sentence, layers) in enumerate(zip(SENTENCES, embedder.embed_batch(SENTENCES))):
-        expected = REFERENCE["layers"][number, :, : len(sentence)]
-        numpy.testing.assert_allclose(layers, expected, atol=1e-5, rtol=0)
+REFERENCE = numpy.load(STORED / TENSORS_AND_LAYERS)
+SENTENCES = sentences()
 
 
 def test_the_folders_latest_checkpoint_gives_bilm_tfs_layers():
     state = (FOLDER / "checkpoint").read_text()
     named = state.split('"')[1]
     assert os.path.isabs(named) and not os.path.exists(named)  # the training machine's path
-    _assert_bilm_tfs_layers(ElmoEmbedder(FOLDER))
+    assert_layers_are_bilm_tfs(ElmoEmbedder(FOLDER))
 
 
 def test_one_checkpoint_is_named_by_its_prefix():
-    _assert_bilm_tfs_layers(ElmoEmbedder(FOLDER / STEP))
+    assert_layers_are_bilm_tfs(ElmoEmbedder(FOLDER / STEP))
 
 
 def test_a_zip_of_the_folder_is_read_in_place(tmp_path):
@@ -48,7 +46,7 @@ def test_a_zip_of_the_folder_is_read_in_place(tmp_path):
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as opened:
         for path in FOLDER.iterdir():
             opened.write(path, f"checkpoint_folder/{path.name}")
-    _assert_bilm_tfs_layers(ElmoEmbedder(archive))
+    assert_layers_are_bilm_tfs(ElmoEmbedder(archive))
 
 
 def test_load_bilm_and_elmo_embed_name_the_folder(tmp_path):

@@ -1,0 +1,25 @@
+"""The parity chain with TensorFlow made anew: bilm-tf trains a fresh checkpoint and computes
+its references (fixtures/tensorflow/make_bilm_checkpoint.py), and the TensorFlow-free reading
+of it passes the checks that the stored fixtures pass. Runs only with a TensorFlow venv
+(`tf_reference`, tests/tensorflow_reference.py); about 30 s."""
+
+import pytest
+
+from elmo_plugin import ElmoEmbedder
+from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
+from tests.tensorflow_reference import (
+    CHECKPOINT_FOLDER,
+    assert_layers_are_bilm_tfs,
+    assert_losses_are_bilm_tfs,
+    assert_tensors_are_tensorflows,
+    make_with_tensorflow,
+)
+
+
+@pytest.mark.tf_reference
+def test_a_fresh_checkpoint_made_by_tensorflow_reads_as_tensorflow_reads_it(tmp_path):
+    make_with_tensorflow(tmp_path)
+    folder = str(tmp_path / CHECKPOINT_FOLDER)
+    assert_tensors_are_tensorflows(tmp_path)
+    assert_layers_are_bilm_tfs(ElmoEmbedder(folder), tmp_path)
+    assert_losses_are_bilm_tfs(CheckpointLanguageModel(folder), tmp_path)

@@ -1,0 +1,87 @@
+"""
+Parity with TensorFlow's own ELMo code (bilm-tf), kept as ELMoForManyLangs' is: the references
+in fixtures/tensorflow were made once by fixtures/tensorflow/make_bilm_checkpoint.py in a
+TensorFlow venv apart from the project's, and the tests compare with them. The checks take the
+folder of a fixture set, so that a test marked `tf_reference` can make a fresh set with
+TensorFlow and check it the same way; it runs only where `ELMO_TF_PYTHON` names the Python of
+such a venv, made so (about 1.8 GB):
+
+    python3.12 -m venv /work/tfvenv
+    /work/tfvenv/bin/pip install tensorflow-cpu==2.21.0 simple-elmo==0.9.2
+    /work/tfvenv/bin/pip install --no-deps tf-keras==2.21.0 tensorflow-hub==0.16.1 bilm==0.1.post5
+    ELMO_TF_PYTHON=/work/tfvenv/bin/python pytest -m tf_reference tests
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy
+
+from elmo_plugin import ElmoEmbedder
+from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
+from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
+from tests.paths import FIXTURES, TF_PYTHON_VARIABLE
+
+STORED = FIXTURES / "tensorflow"
+MAKER = STORED / "make_bilm_checkpoint.py"
+CHECKPOINT_FOLDER = "bilm_checkpoint"
+TENSORS_AND_LAYERS = "bilm_checkpoint_reference.npz"
+PERPLEXITY = "bilm_checkpoint_perplexity.json"
+TENSOR_KEY = "tensor/"
+
+
+def sentences(directory: Path = STORED):
+    return json.loads((directory / PERPLEXITY).read_text())["sentences"]
+
+
+def checkpoint_prefix(directory: Path = STORED) -> str:
+    """The one checkpoint of the fixture set's folder."""
+    folder = directory / CHECKPOINT_FOLDER
+    (index,) = folder.glob("*.index")
+    return str(index)[: -len(".index")]
+
+
+def assert_tensors_are_tensorflows(directory: Path = STORED) -> None:
+    """Every tensor equals `tf.train.load_checkpoint(...).get_tensor`'s, bit for bit."""
+    checkpoint = Checkpoint(checkpoint_prefix(directory))
+    reference = numpy.load(directory / TENSORS_AND_LAYERS)
+    names = {key[len(TENSOR_KEY) :] for key in reference if key.startswith(TENSOR_KEY)}
+    assert set(checkpoint.names()) == names
+    for name in names:
+        stored, got = reference[TENSOR_KEY + name], checkpoint.tensor(name)
+        assert got.dtype == stored.dtype and got.shape == stored.shape, name
+        assert got.tobytes() == stored.tobytes(), name
+
+
+def assert_layers_are_bilm_tfs(embedder: ElmoEmbedder, directory: Path = STORED) -> None:
+    """The three layers equal bilm-tf's inference graph's, to 1e-5."""
+    reference = numpy.load(directory / TENSORS_AND_LAYERS)["layers"]
+    batch = sentences(directory)
+    for number, (sentence, layers) in enumerate(zip(batch, embedder.embed_batch(batch))):
+        expected = reference[number, :, : len(sentence)]
+        numpy.testing.assert_allclose(layers, expected, atol=1e-5, rtol=0)
+
+
+def assert_losses_are_bilm_tfs(model: CheckpointLanguageModel, directory: Path = STORED) -> None:
+    """The loss of each step and each sentence's perplexity equal bilm-tf's `test()`'s, to
+    1e-4 relative."""
+    reference = json.loads((directory / PERPLEXITY).read_text())
+    found = model.step_losses(reference["sentences"])
+    for expected, (forward, backward) in zip(reference["results"], found):
+        steps = 0.5 * (forward + backward)
+        numpy.testing.assert_allclose(steps, expected["step_losses"], rtol=1e-4)
+        perplexity = numpy.exp(steps.mean())
+        numpy.testing.assert_allclose(perplexity, expected["perplexity"], rtol=1e-4)
+
+
+def make_with_tensorflow(directory: Path) -> None:
+    """A fresh fixture set in `directory`, made by TensorFlow (`ELMO_TF_PYTHON`)."""
+    environment = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
+    subprocess.run(
+        [os.environ[TF_PYTHON_VARIABLE], str(MAKER), str(directory)],
+        check=True,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+    )
