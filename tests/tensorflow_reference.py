@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any, Dict
 
 import numpy
 
@@ -25,10 +26,11 @@ from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguag
 from tests.paths import FIXTURES, TF_PYTHON_VARIABLE
 
 STORED = FIXTURES / "tensorflow"
-MAKER = STORED / "make_bilm_checkpoint.py"
+MAKERS = (STORED / "make_bilm_checkpoint.py", STORED / "make_simple_elmo_references.py")
 CHECKPOINT_FOLDER = "bilm_checkpoint"
 TENSORS_AND_LAYERS = "bilm_checkpoint_reference.npz"
 PERPLEXITY = "bilm_checkpoint_perplexity.json"
+SUBSTITUTES = "simple_elmo_substitutes.json"
 TENSOR_KEY = "tensor/"
 
 
@@ -76,12 +78,36 @@ def assert_losses_are_bilm_tfs(model: CheckpointLanguageModel, directory: Path =
         numpy.testing.assert_allclose(perplexity, expected["perplexity"], rtol=1e-4)
 
 
+def _by_candidate(direction: Dict[str, Any]) -> Dict[str, float]:
+    return dict(zip(direction["candidate_words"], direction["logp"]))
+
+
+def assert_substitutes_are_simple_elmos(
+    model: CheckpointLanguageModel, directory: Path = STORED
+) -> None:
+    """Each word's top candidates and their scores equal simple_elmo's (its scores are rounded
+    to 4 places; its candidates in `argpartition`'s order, ours best first)."""
+    reference = json.loads((directory / SUBSTITUTES).read_text())
+    found = model.substitutes(reference["sentences"], topn=reference["topn"])
+    assert [len(sentence) for sentence in found] == [len(s) for s in reference["sentences"]]
+    for ours, theirs in zip(found, reference["substitutes"]):
+        for word, expected in zip(ours, theirs):
+            assert word["word"] == expected["word"]
+            for direction in ("forward", "backward"):
+                got, wanted = _by_candidate(word[direction]), _by_candidate(expected[direction])
+                assert got.keys() == wanted.keys(), (word["word"], direction)
+                for candidate, score in wanted.items():
+                    assert abs(got[candidate] - score) <= 1.5e-4, (word["word"], candidate)
+                assert word[direction]["logp"] == sorted(word[direction]["logp"], reverse=True)
+
+
 def make_with_tensorflow(directory: Path) -> None:
     """A fresh fixture set in `directory`, made by TensorFlow (`ELMO_TF_PYTHON`)."""
     environment = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
-    subprocess.run(
-        [os.environ[TF_PYTHON_VARIABLE], str(MAKER), str(directory)],
-        check=True,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-    )
+    for maker in MAKERS:
+        subprocess.run(
+            [os.environ[TF_PYTHON_VARIABLE], str(maker), str(directory)],
+            check=True,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+        )

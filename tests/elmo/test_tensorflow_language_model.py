@@ -13,7 +13,10 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
 from tests.paths import FIXTURES
-from tests.tensorflow_reference import assert_losses_are_bilm_tfs
+from tests.tensorflow_reference import (
+    assert_losses_are_bilm_tfs,
+    assert_substitutes_are_simple_elmos,
+)
 
 FOLDER = FIXTURES / "tensorflow" / "bilm_checkpoint"
 REFERENCE = json.loads((FIXTURES / "tensorflow" / "bilm_checkpoint_perplexity.json").read_text())
@@ -51,3 +54,7 @@ def test_a_vocabulary_of_another_size_or_without_its_markers_is_refused(tmp_path
     (folder / "vocab.txt").unlink()
     with pytest.raises(MissingFileError, match="needs the vocabulary it was trained with"):
         CheckpointLanguageModel(str(folder))
+
+
+def test_substitutes_are_simple_elmos(language_model):
+    assert_substitutes_are_simple_elmos(language_model)

@@ -1,7 +1,7 @@
 """The parity chain with TensorFlow made anew: bilm-tf trains a fresh checkpoint and computes
 its references (fixtures/tensorflow/make_bilm_checkpoint.py), and the TensorFlow-free reading
 of it passes the checks that the stored fixtures pass. Runs only with a TensorFlow venv
-(`tf_reference`, tests/tensorflow_reference.py); about 30 s."""
+(`tf_reference`, tests/tensorflow_reference.py); about a minute."""
 
 import pytest
 
@@ -11,6 +11,7 @@ from tests.tensorflow_reference import (
     CHECKPOINT_FOLDER,
     assert_layers_are_bilm_tfs,
     assert_losses_are_bilm_tfs,
+    assert_substitutes_are_simple_elmos,
     assert_tensors_are_tensorflows,
     make_with_tensorflow,
 )
@@ -22,4 +23,6 @@ def test_a_fresh_checkpoint_made_by_tensorflow_reads_as_tensorflow_reads_it(tmp_
     folder = str(tmp_path / CHECKPOINT_FOLDER)
     assert_tensors_are_tensorflows(tmp_path)
     assert_layers_are_bilm_tfs(ElmoEmbedder(folder), tmp_path)
-    assert_losses_are_bilm_tfs(CheckpointLanguageModel(folder), tmp_path)
+    language_model = CheckpointLanguageModel(folder)
+    assert_losses_are_bilm_tfs(language_model, tmp_path)
+    assert_substitutes_are_simple_elmos(language_model, tmp_path)

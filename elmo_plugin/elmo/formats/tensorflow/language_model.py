@@ -7,7 +7,7 @@ perplexity and lexical substitutes. The softmax is read when first used (`read_s
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -128,6 +128,58 @@ class CheckpointLanguageModel:
                     )
                 )
         return found
+
+    def one_word_scores(self, sentence: Sequence[str]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Like `scores` for one sentence, but each step from the LSTMs' zero states, reading
+        that step's word alone: simple_elmo's `get_elmo_substitutes` feeds bilm-tf's initial
+        states at every step of its one-step batches, so its predictions see one word."""
+        with torch.no_grad():
+            encoded = self.bilm.character_encoder(batch_to_ids([sentence]).to(self._device))
+            words = encoded["token_embedding"][0].unsqueeze(1)  # each word its own sequence
+            mask = torch.ones(words.shape[:2], dtype=torch.bool, device=self._device)
+            top = self.bilm.lstm(words, mask)[0][-1][:, 0]
+            forward, backward = top.chunk(2, dim=-1)
+            steps = len(sentence) + 1
+            return self._logits(forward[:steps]), self._logits(backward[1 : steps + 1].flip(0))
+
+    def substitutes(
+        self, sentences: Sequence[Sequence[str]], topn: int = 3, nodelimiters: bool = True
+    ) -> List[List[Dict[str, Any]]]:
+        """
+        simple_elmo's `get_elmo_substitutes`: for each word of each sentence, the `topn` words
+        each LM finds likeliest there, `{"word": w, "forward": {...}, "backward": {...}}`,
+        each direction `{"candidates": ids, "candidate_words": words, "logp": scores}`. As
+        simple_elmo does: the scores are the softmax's logits (not log-probabilities), rounded
+        to 4 places; a word outside the vocabulary is `<UNK>`; each prediction reads one word
+        (`one_word_scores`); with `nodelimiters`, rows 0 and 1 (`<S>` and `</S>` in bilm-tf's
+        vocabularies) score 0. Unlike simple_elmo, every sentence is answered, in order, and
+        candidates come best first (simple_elmo's order is `argpartition`'s).
+        """
+        if topn < 1:
+            raise ConfigurationError(f"topn must be a positive integer, got {topn}")
+        found = []
+        for sentence in sentences:
+            forward, backward = self.one_word_scores(sentence)
+            if nodelimiters:
+                forward[:, :2], backward[:, :2] = 0.0, 0.0
+            words = [self.vocabulary.words[self.vocabulary.id_of(word)] for word in sentence]
+            ahead = [self._top(row, topn) for row in forward[:-1]]
+            behind = [self._top(row, topn) for row in backward[:-1].flip(0)]
+            found.append(
+                [
+                    {"word": word, "forward": forward_top, "backward": backward_top}
+                    for word, forward_top, backward_top in zip(words, ahead, behind)
+                ]
+            )
+        return found
+
+    def _top(self, scores: torch.Tensor, topn: int) -> Dict[str, Any]:
+        values, ids = scores.topk(min(topn, scores.numel()))
+        return {
+            "candidates": ids.tolist(),
+            "candidate_words": [self.vocabulary.words[i] for i in ids.tolist()],
+            "logp": [round(float(value), 4) for value in values.tolist()],
+        }
 
     def _logits(self, outputs: torch.Tensor) -> torch.Tensor:
         return outputs @ self._weight.T + self._bias
