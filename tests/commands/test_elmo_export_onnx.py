@@ -10,9 +10,9 @@ import numpy
 import pytest
 import torch
 
-import elmo_plugin.commands  # noqa: F401
-import elmo_plugin.lm  # noqa: F401
-from elmo_plugin.archives import bilm_from_archive
+import elmo_plugin.allennlp.commands  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
+from elmo_plugin.allennlp.archives import bilm_from_archive
 from elmo_plugin.elmo import batch_to_ids, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
