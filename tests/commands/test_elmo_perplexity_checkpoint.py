@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-import elmo_plugin.commands  # noqa: F401
+import elmo_plugin.allennlp.commands  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
 from tests.lm.conftest import run_allennlp
 from tests.paths import FIXTURES
