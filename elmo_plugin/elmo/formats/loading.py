@@ -22,12 +22,14 @@ from elmo_plugin.elmo.formats.efml.model import EFML_OPTIONS_KEY
 from elmo_plugin.elmo.formats.names import (
     EFML,
     TF_CHECKPOINT,
+    TF_HUB,
     BilmFiles,
     PathName,
     resolve_bilm,
 )
 from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import load_checkpoint_bilm
+from elmo_plugin.elmo.formats.tensorflow.hub_module import load_hub_bilm
 from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
@@ -100,8 +102,9 @@ def load_bilm(
             if vocab is not None:  # so that its archive knows the folder it needs
                 record_options(vocab, os.fspath(options_file), bilm.options())
             return bilm
-        if files.format == TF_CHECKPOINT:
-            return load_checkpoint_bilm(
+        if files.format in (TF_CHECKPOINT, TF_HUB):
+            load = load_checkpoint_bilm if files.format == TF_CHECKPOINT else load_hub_bilm
+            return load(
                 files.options_file, stateful, char_cnn_cache_size, dropout, compute_dtype, execution
             )
         name = os.fspath(options_file)

@@ -7,7 +7,8 @@ How a user names a biLM, resolved in one place for every entry point (`ElmoEmbed
 - `elmo_plugin://...`, a file or folder inside the installed package (the shipped biLM is
   `elmo_plugin://pretrained/elmo_wikipedia_512x128`);
 - a folder holding a biLM in a format of `BILM_FOLDER_FORMATS` (an `elmo-export`, an
-  ELMoForManyLangs model, an unpacked NLPL archive, a bilm-tf training checkpoint folder);
+  ELMoForManyLangs model, an unpacked NLPL archive, a bilm-tf training checkpoint folder, a
+  TF1 Hub module);
 - one checkpoint of such a folder, by its prefix (`.../model.ckpt-N`);
 - a ZIP archive holding such a folder at its top or as its one biLM sub-folder (NLPL's
   repository publishes bilm-tf and ELMoForManyLangs models so), read in place: its files are
@@ -35,6 +36,8 @@ from elmo_plugin.elmo.formats.package_files import (
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import DESCRIPTION as TF_CHECKPOINT
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import REQUIRED_FILES as TF_FILES
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint_prefix
+from elmo_plugin.elmo.formats.tensorflow.hub_module import DESCRIPTION as TF_HUB
+from elmo_plugin.elmo.formats.tensorflow.hub_module import REQUIRED_FILES as TF_HUB_FILES
 from elmo_plugin.elmo.formats.published_models import (
     PREFIX,
     PUBLISHED_ARCHIVES,
@@ -65,9 +68,10 @@ BILM_FOLDER_FORMATS: Dict[str, Tuple[str, ...]] = {
     BILM_TF_NLPL: (OPTIONS_NAME, NLPL_WEIGHTS_NAME),
     EFML: tuple(EFML_FILES),
     TF_CHECKPOINT: TF_FILES,
+    TF_HUB: TF_HUB_FILES,
 }
 # Formats loaded from their folder as a whole (`BilmFiles.options_file` names it).
-WHOLE_FOLDER_FORMATS = (EFML, TF_CHECKPOINT)
+WHOLE_FOLDER_FORMATS = (EFML, TF_CHECKPOINT, TF_HUB)
 ZIP_SUFFIX = ".zip"
 
 

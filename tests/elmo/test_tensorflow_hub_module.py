@@ -1,0 +1,80 @@
+"""TF1 Hub modules (TF-Hub's `google/elmo` format) loaded without TensorFlow: a module written
+by tensorflow-hub 0.15.0's own export around bilm-tf's graph (fixtures/tensorflow/
+make_hub_module.py) gives bilm-tf's three layers and the module's own `elmo` and `default`
+outputs, to 1e-5."""
+
+import logging
+import shutil
+import zipfile
+
+import numpy
+import pytest
+import torch
+
+from elmo_plugin import ElmoEmbedder
+from elmo_plugin.elmo.bilm.characters.ids import batch_to_ids
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.bilm_tf import read_options
+from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.tensorflow.hub_module import module_aggregation, module_outputs
+from tests.tensorflow_reference import STORED, assert_layers_are_bilm_tfs, sentences
+
+MODULE = STORED / "hub_module"
+REFERENCE = numpy.load(STORED / "hub_module_reference.npz")
+
+
+def test_a_module_folder_gives_bilm_tfs_layers():
+    assert_layers_are_bilm_tfs(ElmoEmbedder(MODULE))
+
+
+def test_a_zip_holding_the_module_is_read_in_place(tmp_path):
+    archive = tmp_path / "deeppavlov.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as opened:
+        for path in MODULE.rglob("*"):
+            if path.is_file():
+                opened.write(path, f"module/{path.relative_to(MODULE)}")
+    assert_layers_are_bilm_tfs(ElmoEmbedder(archive))
+
+
+def test_sizes_come_from_the_shapes_and_constants_are_logged(caplog):
+    with caplog.at_level(logging.INFO):
+        bilm = load_bilm(MODULE, None)
+    trained = read_options(str(STORED / "bilm_checkpoint" / "options.json"))
+    options = bilm.options()
+    for section, keys in {
+        "char_cnn": ["embedding", "filters", "n_highway", "activation"],
+        "lstm": ["dim", "projection_dim", "n_layers", "cell_clip", "proj_clip"],
+    }.items():
+        for key in keys:
+            assert options[section][key] == trained[section][key], key
+    assert options["char_cnn"]["n_characters"] == 262
+    assert "not read from saved_model.pb" in caplog.text
+
+
+def test_the_modules_outputs_equal_its_own():
+    bilm = load_bilm(MODULE, None).eval()
+    batch = sentences()
+    with torch.no_grad():
+        found = module_outputs(bilm, module_aggregation(str(MODULE)), batch_to_ids(batch))
+    for name in ("elmo", "default"):
+        numpy.testing.assert_allclose(found[name].numpy(), REFERENCE[name], atol=1e-5, rtol=0)
+    for name in ("word_emb", "lstm_outputs1", "lstm_outputs2"):
+        for row, sentence in enumerate(batch):  # bilm-tf leaves other values past the words
+            numpy.testing.assert_allclose(
+                found[name][row, : len(sentence)].numpy(),
+                REFERENCE[name][row, : len(sentence)],
+                atol=1e-5,
+                rtol=0,
+            )
+
+
+def test_a_module_without_aggregation_or_with_another_graph_is_refused(tmp_path):
+    module = tmp_path / "module"
+    shutil.copytree(MODULE, module)
+    (module / "variables" / "variables.index").write_bytes(
+        (STORED / "bilm_checkpoint" / "model.ckpt-74.index").read_bytes()
+    )
+    with pytest.raises(ConfigurationError, match="holds no biLM variable for bilm-tf's"):
+        ElmoEmbedder(module)
+    with pytest.raises(ConfigurationError, match="has no aggregation/weights"):
+        module_aggregation(str(module))
