@@ -5,6 +5,7 @@ outputs, to 1e-5."""
 
 import logging
 import shutil
+import tarfile
 import zipfile
 
 import numpy
@@ -16,6 +17,7 @@ from elmo_plugin.elmo.bilm.characters.ids import batch_to_ids
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.bilm_tf import read_options
 from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.tensorflow import tar_archives
 from elmo_plugin.elmo.formats.tensorflow.hub_module import module_aggregation, module_outputs
 from tests.tensorflow_reference import STORED, assert_layers_are_bilm_tfs, sentences
 
@@ -78,3 +80,31 @@ def test_a_module_without_aggregation_or_with_another_graph_is_refused(tmp_path)
         ElmoEmbedder(module)
     with pytest.raises(ConfigurationError, match="has no aggregation/weights"):
         module_aggregation(str(module))
+
+
+@pytest.fixture
+def unpacked_into(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(tar_archives, "_UNPACKED_DIRECTORY", str(cache))
+    return cache
+
+
+def test_a_tar_gz_module_is_unpacked_once_into_the_cache(tmp_path, unpacked_into):
+    archive = tmp_path / "elmo_3.tar.gz"
+    with tarfile.open(archive, "w:gz") as opened:
+        for path in sorted(MODULE.rglob("*")):
+            opened.add(path, str(path.relative_to(MODULE)), recursive=False)
+    assert_layers_are_bilm_tfs(ElmoEmbedder(archive))
+    (folder,) = unpacked_into.iterdir()
+    assert (folder / "tfhub_module.pb").is_file() and archive.is_file()
+    ElmoEmbedder(archive)
+    assert list(unpacked_into.iterdir()) == [folder]
+
+
+def test_a_tar_gz_member_leaving_its_folder_is_refused(tmp_path, unpacked_into):
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as opened:
+        opened.add(MODULE / "tfhub_module.pb", "../outside.pb")
+    with pytest.raises(ConfigurationError, match="'../outside.pb' would be written outside"):
+        ElmoEmbedder(archive)
+    assert not (unpacked_into.parent / "outside.pb").exists()

@@ -10,6 +10,7 @@ How a user names a biLM, resolved in one place for every entry point (`ElmoEmbed
   ELMoForManyLangs model, an unpacked NLPL archive, a bilm-tf training checkpoint folder, a
   TF1 Hub module);
 - one checkpoint of such a folder, by its prefix (`.../model.ckpt-N`);
+- a `.tar.gz` holding such a folder (TF-Hub's compressed modules), unpacked once into the cache;
 - a ZIP archive holding such a folder at its top or as its one biLM sub-folder (NLPL's
   repository publishes bilm-tf and ELMoForManyLangs models so), read in place: its files are
   named `<archive>/<member>` (`zip_archives`);
@@ -38,6 +39,7 @@ from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import REQUIRED_FILES a
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint_prefix
 from elmo_plugin.elmo.formats.tensorflow.hub_module import DESCRIPTION as TF_HUB
 from elmo_plugin.elmo.formats.tensorflow.hub_module import REQUIRED_FILES as TF_HUB_FILES
+from elmo_plugin.elmo.formats.tensorflow.tar_archives import is_tar_archive, unpacked
 from elmo_plugin.elmo.formats.published_models import (
     PREFIX,
     PUBLISHED_ARCHIVES,
@@ -151,6 +153,8 @@ def _folder(name: str) -> Optional[str]:
         return local_file(SCHEME + archive, "published biLM")
     if name.startswith(SCHEME + PREFIX):
         return name if name[len(SCHEME + PREFIX) :].strip("/").count("/") == 0 else None
+    if is_tar_archive(name):  # TF-Hub's compressed modules
+        return unpacked(name)
     local = package_path(name[len(SCHEME) :]) if name.startswith(SCHEME) else name
     return local if "://" not in local and is_folder(local) else None
 
@@ -160,6 +164,8 @@ def _folder_files(name: str, folder: str) -> BilmFiles:
         return BilmFiles(f"{folder}/{OPTIONS_NAME}", f"{folder}/{WEIGHTS_NAME}")
     # The files are looked for in `local` and named from `name` (`elmo_plugin://...` stays so).
     local, base = folder.rstrip("/"), name.rstrip("/")
+    if is_tar_archive(name):  # read from where it was unpacked
+        base = local
     fmt = _format_of(local)
     if fmt is None and (split_member(local) or ("", None))[1] == "":  # a ZIP's one biLM folder
         local, fmt = _zip_sub_folder(local)
