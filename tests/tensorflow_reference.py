@@ -31,6 +31,7 @@ CHECKPOINT_FOLDER = "bilm_checkpoint"
 TENSORS_AND_LAYERS = "bilm_checkpoint_reference.npz"
 PERPLEXITY = "bilm_checkpoint_perplexity.json"
 SUBSTITUTES = "simple_elmo_substitutes.json"
+SIMPLE_ELMO_VECTORS = "simple_elmo_vectors.npz"
 TENSOR_KEY = "tensor/"
 
 
@@ -82,11 +83,10 @@ def _by_candidate(direction: Dict[str, Any]) -> Dict[str, float]:
     return dict(zip(direction["candidate_words"], direction["logp"]))
 
 
-def assert_substitutes_are_simple_elmos(
-    model: CheckpointLanguageModel, directory: Path = STORED
-) -> None:
-    """Each word's top candidates and their scores equal simple_elmo's (its scores are rounded
-    to 4 places; its candidates in `argpartition`'s order, ours best first)."""
+def assert_substitutes_are_simple_elmos(model: Any, directory: Path = STORED) -> None:
+    """`model.substitutes(sentences, topn)` (a `CheckpointLanguageModel`'s): each word's top
+    candidates and their scores equal simple_elmo's (its scores are rounded to 4 places; its
+    candidates in `argpartition`'s order, ours best first)."""
     reference = json.loads((directory / SUBSTITUTES).read_text())
     found = model.substitutes(reference["sentences"], topn=reference["topn"])
     assert [len(sentence) for sentence in found] == [len(s) for s in reference["sentences"]]
@@ -99,6 +99,20 @@ def assert_substitutes_are_simple_elmos(
                 for candidate, score in wanted.items():
                     assert abs(got[candidate] - score) <= 1.5e-4, (word["word"], candidate)
                 assert word[direction]["logp"] == sorted(word[direction]["logp"], reverse=True)
+
+
+def assert_vectors_are_simple_elmos(model: Any, directory: Path = STORED) -> None:
+    """`get_elmo_vectors` (each `layers`) and `get_elmo_vector_average` of an
+    `elmo_plugin.embedding.simple_elmo.ElmoModel` loaded with simple_elmo's batch size equal
+    simple_elmo's own, to 1e-5."""
+    reference = numpy.load(directory / SIMPLE_ELMO_VECTORS)
+    assert model.batch_size == int(reference["batch"])
+    texts = sentences(directory)
+    for layers in ("average", "top", "all"):
+        found = model.get_elmo_vectors(texts, layers=layers)
+        numpy.testing.assert_allclose(found, reference[f"vectors_{layers}"], atol=1e-5, rtol=0)
+    found = model.get_elmo_vector_average(texts)
+    numpy.testing.assert_allclose(found, reference["vector_average"], atol=1e-5, rtol=0)
 
 
 def make_with_tensorflow(directory: Path) -> None:

@@ -3,16 +3,20 @@ its references (fixtures/tensorflow/make_bilm_checkpoint.py), and the TensorFlow
 of it passes the checks that the stored fixtures pass. Runs only with a TensorFlow venv
 (`tf_reference`, tests/tensorflow_reference.py); about a minute."""
 
+import numpy
 import pytest
 
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
+from elmo_plugin.embedding.simple_elmo import ElmoModel
 from tests.tensorflow_reference import (
     CHECKPOINT_FOLDER,
+    SIMPLE_ELMO_VECTORS,
     assert_layers_are_bilm_tfs,
     assert_losses_are_bilm_tfs,
     assert_substitutes_are_simple_elmos,
     assert_tensors_are_tensorflows,
+    assert_vectors_are_simple_elmos,
     make_with_tensorflow,
 )
 
@@ -26,3 +30,6 @@ def test_a_fresh_checkpoint_made_by_tensorflow_reads_as_tensorflow_reads_it(tmp_
     language_model = CheckpointLanguageModel(folder)
     assert_losses_are_bilm_tfs(language_model, tmp_path)
     assert_substitutes_are_simple_elmos(language_model, tmp_path)
+    model = ElmoModel()
+    model.load(folder, max_batch_size=int(numpy.load(tmp_path / SIMPLE_ELMO_VECTORS)["batch"]))
+    assert_vectors_are_simple_elmos(model, tmp_path)
