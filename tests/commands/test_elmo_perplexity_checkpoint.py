@@ -53,3 +53,26 @@ def test_the_vocabulary_is_named_when_the_folder_has_none(one_sentence, tmp_path
     )
     measured = json.loads(output.read_text())
     assert measured["perplexity"] == pytest.approx(REFERENCE["results"][0]["perplexity"], rel=1e-4)
+
+
+def test_an_export_of_the_checkpoint_with_its_softmax_scores_as_the_checkpoint(
+    one_sentence, tmp_path
+):
+    """The export is what a `bilm` model's `softmax_file` continues training from."""
+    export = tmp_path / "export"
+    run_allennlp("elmo-export", str(FOLDER), str(export), "--include-softmax")
+    assert sorted(path.name for path in export.iterdir()) == [
+        "manifest.json",
+        "options.json",
+        "softmax.hdf5",
+        "vocab.txt",
+        "weights.hdf5",
+    ]
+    from_export, from_checkpoint = tmp_path / "export.json", tmp_path / "checkpoint.json"
+    run_allennlp("elmo-perplexity", str(export), one_sentence, "--output-file", str(from_export))
+    run_allennlp(
+        "elmo-perplexity", str(FOLDER), one_sentence, "--output-file", str(from_checkpoint)
+    )
+    exported, original = (json.loads(path.read_text()) for path in (from_export, from_checkpoint))
+    for key in ("forward_perplexity", "backward_perplexity", "perplexity"):
+        assert exported[key] == pytest.approx(original[key], rel=1e-5), key

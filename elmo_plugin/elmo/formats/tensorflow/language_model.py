@@ -103,6 +103,10 @@ class CheckpointLanguageModel:
         self._weight = torch.from_numpy(numpy.array(weight)).to(self._device)
         self._bias = torch.from_numpy(numpy.array(bias)).to(self._device)
 
+    def softmax(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The softmax's weight `(vocabulary, dim)` and bias, on the CPU."""
+        return self._weight.cpu(), self._bias.cpu()
+
     def _targets(self, sentence: Sequence[str]) -> Tuple[torch.Tensor, torch.Tensor]:
         ids = [self.vocabulary.id_of(word) for word in [BOS_TOKEN, *sentence, EOS_TOKEN]]
         return (
