@@ -10,6 +10,10 @@ such a venv, made so (about 1.8 GB):
     /work/tfvenv/bin/pip install tensorflow-cpu==2.21.0 simple-elmo==0.9.2
     /work/tfvenv/bin/pip install --no-deps tf-keras==2.21.0 tensorflow-hub==0.16.1 bilm==0.1.post5
     ELMO_TF_PYTHON=/work/tfvenv/bin/python pytest -m tf_reference tests
+
+The Hub module's maker also needs tensorflow-hub 0.15.0, the last to write TF1 modules, apart:
+`/work/tfvenv/bin/pip install --no-deps --target /work/hub015 tensorflow-hub==0.15.0
+"setuptools<81"`, named by `ELMO_TF_HUB015=/work/hub015` (its test skips without it).
 """
 
 import json
@@ -19,19 +23,26 @@ from pathlib import Path
 from typing import Any, Dict
 
 import numpy
+import torch
 
 from elmo_plugin import ElmoEmbedder
+from elmo_plugin.elmo.bilm.characters.ids import batch_to_ids
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
+from elmo_plugin.elmo.formats.tensorflow.hub_module import module_outputs
 from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
 from tests.paths import FIXTURES, TF_PYTHON_VARIABLE
 
 STORED = FIXTURES / "tensorflow"
 MAKERS = (STORED / "make_bilm_checkpoint.py", STORED / "make_simple_elmo_references.py")
+HUB_MAKER = STORED / "make_hub_module.py"
+# Where tensorflow-hub 0.15.0 (the last to write TF1 modules) was installed with --target.
+HUB_PATH_VARIABLE = "ELMO_TF_HUB015"
 CHECKPOINT_FOLDER = "bilm_checkpoint"
 TENSORS_AND_LAYERS = "bilm_checkpoint_reference.npz"
 PERPLEXITY = "bilm_checkpoint_perplexity.json"
 SUBSTITUTES = "simple_elmo_substitutes.json"
 SIMPLE_ELMO_VECTORS = "simple_elmo_vectors.npz"
+HUB_OUTPUTS = "hub_module_reference.npz"
 TENSOR_KEY = "tensor/"
 
 
@@ -115,10 +126,32 @@ def assert_vectors_are_simple_elmos(model: Any, directory: Path = STORED) -> Non
     numpy.testing.assert_allclose(found, reference["vector_average"], atol=1e-5, rtol=0)
 
 
-def make_with_tensorflow(directory: Path) -> None:
-    """A fresh fixture set in `directory`, made by TensorFlow (`ELMO_TF_PYTHON`)."""
+def assert_module_outputs_are_hubs(bilm: Any, aggregation: Any, directory: Path = STORED) -> None:
+    """The module's outputs (`module_outputs`) equal `hub.Module`'s, to 1e-5: `elmo` and
+    `default` everywhere, the layers at the words (bilm-tf leaves other values past them)."""
+    reference = numpy.load(directory / HUB_OUTPUTS)
+    batch = sentences(directory)
+    with torch.no_grad():
+        found = module_outputs(bilm, aggregation, batch_to_ids(batch))
+    for name in ("elmo", "default"):
+        numpy.testing.assert_allclose(found[name].numpy(), reference[name], atol=1e-5, rtol=0)
+    for name in ("word_emb", "lstm_outputs1", "lstm_outputs2"):
+        for row, sentence in enumerate(batch):
+            numpy.testing.assert_allclose(
+                found[name][row, : len(sentence)].numpy(),
+                reference[name][row, : len(sentence)],
+                atol=1e-5,
+                rtol=0,
+            )
+
+
+def make_with_tensorflow(directory: Path, hub_module: bool = False) -> None:
+    """A fresh fixture set in `directory`, made by TensorFlow (`ELMO_TF_PYTHON`); with
+    `hub_module`, the TF1 Hub module too (tensorflow-hub 0.15.0 in `ELMO_TF_HUB015`)."""
     environment = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2")
-    for maker in MAKERS:
+    if hub_module:
+        environment["PYTHONPATH"] = os.environ[HUB_PATH_VARIABLE]
+    for maker in MAKERS + ((HUB_MAKER,) if hub_module else ()):
         subprocess.run(
             [os.environ[TF_PYTHON_VARIABLE], str(maker), str(directory)],
             check=True,
