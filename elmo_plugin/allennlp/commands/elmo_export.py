@@ -25,6 +25,8 @@ from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.efml import DESCRIPTION as EFML_DESCRIPTION
 from elmo_plugin.elmo.formats.efml import is_efml_directory, load_efml_bilm
 from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
+from elmo_plugin.elmo.formats.tensorflow.hub_module import is_hub_module
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +174,8 @@ def bilm_to_export(source: str, weight_file: Optional[str]) -> ElmoBiLm:
         return load_bilm(source, weight_file)
     if is_efml_directory(source):
         return load_efml_bilm(source)
+    if is_checkpoint(source) or is_hub_module(source):
+        return load_bilm(source, None)
     options, weights = (os.path.join(source, name) for name in (OPTIONS_NAME, WEIGHTS_NAME))
     if os.path.isfile(options) and os.path.isfile(weights):
         return load_bilm(options, weights)
@@ -182,5 +186,6 @@ def bilm_to_export(source: str, weight_file: Optional[str]) -> ElmoBiLm:
     raise ConfigurationError(
         f"{source}: cannot export this to ONNX. Supported are a bilm-tf options.json with "
         f"--weight-file, a directory holding bilm-tf {OPTIONS_NAME} and {WEIGHTS_NAME}, and a "
-        f"trained `bilm` model's model.tar.gz or serialization directory, and {EFML_DESCRIPTION}"
+        f"trained `bilm` model's model.tar.gz or serialization directory, a bilm-tf training "
+        f"checkpoint folder, a TF1 Hub module folder, and {EFML_DESCRIPTION}"
     )

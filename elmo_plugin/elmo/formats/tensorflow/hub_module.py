@@ -20,6 +20,7 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import check_options, checked_weight, copy_weights
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
+from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,11 @@ _BILM_VARIABLE = re.compile(
     r"|RNN_\d+/RNN/MultiRNNCell/Cell\d+/(rnn/lstm_cell/(kernel|bias|projection/kernel)"
     r"|LSTMCell/(W_0|B|W_P_0)))$"
 )
+
+
+def is_hub_module(name: str) -> bool:
+    """Whether `name` is a folder holding a TF1 Hub module (`REQUIRED_FILES`)."""
+    return is_folder(name) and all(is_file(f"{name}/{file}") for file in REQUIRED_FILES)
 
 
 def hdf5_name(variable: str) -> str:
