@@ -2,7 +2,7 @@
 
 Tests that need a CUDA device are marked `@pytest.mark.gpu` (or, for a parametrized device,
 `pytest.param("cuda", marks=pytest.mark.gpu)`); they skip where `torch.cuda.is_available()` is
-false. On a CUDA machine, `pytest -m gpu tests` runs just them (benchmarks/gpu_check.sh does),
+false. On a CUDA machine, `pytest -m gpu tests` runs just them (gpu/gpu_check.sh does),
 and `pytest -m "not gpu" tests` leaves them out."""
 
 import json
@@ -29,6 +29,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         f"tf_reference: makes TensorFlow references anew (skipped without {TF_PYTHON_VARIABLE})",
+    )
+    config.addinivalue_line(
+        "markers", "slow: trains, builds a wheel or installs (left out by `make test-fast`)"
     )
 
 

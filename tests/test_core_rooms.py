@@ -15,7 +15,26 @@ CORE = PROJECT_ROOT / "elmo_plugin" / "elmo"
 # Lowest first: a room may import the rooms before it, never one after it.
 ROOMS = ["errors", "execution", "bilm", "formats", "modules"]
 MAX_LINES = 400
-DEVICE_CHECK = re.compile(r"\.is_cuda\b|device\.type\s*[!=]=|cuda\.is_available\(")
+# A device check, in any of the forms code branches on the device with: a tensor's or a
+# device's flags and type, what torch's CUDA sees, a device name compared as a string.
+DEVICE_CHECK = re.compile(
+    r"\.is_cuda\b|\.is_cpu\b|\.type\s*(?:[!=]=|in\b)|\.device\s*[!=]=|"
+    r"torch\.cuda\.(?:is_available|device_count|current_device)\(|"
+    r"[!=]=\s*[\"'](?:cuda|cpu)\b|[\"'](?:cuda|cpu)[\"']\s*(?:[!=]=|in\b)|\.startswith\([\"']cuda"
+)
+DEVICE_CHECKS = [
+    "if x.is_cuda:",
+    "if x.is_cpu:",
+    'if device.type == "cuda":',
+    'if x.device.type in ("cuda", "mps"):',
+    "if x.device != y.device:",
+    "if torch.cuda.is_available():",
+    "n = torch.cuda.device_count()",
+    'if str(device) == "cpu":',
+    'if "cuda" in str(x.device):',
+    'if name.startswith("cuda"):',
+]
+NOT_DEVICE_CHECKS = ["with torch.autocast(x.device.type, enabled=False):", "x.to(device)"]
 
 
 def _room(path: Path) -> str:
@@ -64,6 +83,11 @@ def test_no_core_file_is_over_400_lines():
     assert not long
 
 
+def test_the_device_check_pattern_sees_every_form_of_check():
+    assert [line for line in DEVICE_CHECKS if not DEVICE_CHECK.search(line)] == []
+    assert [line for line in NOT_DEVICE_CHECKS if DEVICE_CHECK.search(line)] == []
+
+
 def test_the_device_is_decided_in_at_most_three_library_files():
     library = PROJECT_ROOT / "elmo_plugin"
     deciding = sorted(
@@ -72,3 +96,47 @@ def test_the_device_is_decided_in_at_most_three_library_files():
         if DEVICE_CHECK.search(path.read_text(encoding="utf-8"))
     )
     assert len(deciding) <= 3, deciding
+
+
+def _module_imports(path: Path) -> Dict[str, Set[str]]:
+    """Each `elmo_plugin.elmo.formats` module imported by `path`, at the top and in functions."""
+    found: Dict[str, Set[str]] = {"top": set(), "function": set()}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_functions = {
+        id(node)
+        for function in ast.walk(tree)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in ast.walk(function)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("elmo_plugin.elmo.formats"):
+                found["function" if id(node) in in_functions else "top"].add(node.module)
+    return found
+
+
+def test_formats_import_one_another_without_a_cycle_or_a_hidden_import():
+    formats = CORE / "formats"
+    modules = {
+        "elmo_plugin." + ".".join(p.relative_to(PROJECT_ROOT).with_suffix("").parts): p
+        for p in formats.rglob("*.py")
+    }
+    graph = {name: _module_imports(path)["top"] & set(modules) for name, path in modules.items()}
+    # A cycle hidden by importing inside a function is a cycle too.
+    hidden = {
+        name: _module_imports(path)["function"]
+        for name, path in modules.items()
+        if _module_imports(path)["function"]
+    }
+    assert not hidden
+    done: Set[str] = set()
+
+    def visit(name: str, path: tuple) -> None:
+        assert name not in path, " -> ".join(path + (name,))
+        if name not in done:
+            for imported in graph[name]:
+                visit(imported, path + (name,))
+            done.add(name)
+
+    for name in graph:
+        visit(name, ())

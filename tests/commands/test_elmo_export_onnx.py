@@ -16,7 +16,7 @@ from elmo_plugin.allennlp.archives import bilm_from_archive
 from elmo_plugin.elmo import batch_to_ids, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
-from elmo_plugin.elmo.formats.onnx_efml import onnx_inputs
+from elmo_plugin.elmo.formats.onnx.efml import onnx_inputs
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp
 from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
@@ -102,7 +102,7 @@ def test_what_cannot_be_exported_is_an_error_naming_what_can(tmp_path):
         run_allennlp("elmo-export", OPTIONS, str(tmp_path / "out"), "--format", "onnx")
     with pytest.raises(ConfigurationError, match="--scalar-mix: only for --format onnx"):
         run_allennlp("elmo-export", "x.tar.gz", str(tmp_path / "out"), "--scalar-mix", "1")
-    with pytest.raises(ConfigurationError, match="and an ELMoForManyLangs model directory"):
+    with pytest.raises(ConfigurationError, match="or an ELMoForManyLangs model directory"):
         run_allennlp("elmo-export", str(text), str(tmp_path / "out"), "--format", "onnx")
     assert not os.path.exists(tmp_path / "out")
 

@@ -23,6 +23,7 @@ from elmo_plugin.elmo.formats.tensorflow.language_model import (
     CheckpointLanguageModel,
     read_sentences,
 )
+from elmo_plugin.embedding.text_files import check_text_file
 
 
 @Subcommand.register("elmo-perplexity")
@@ -65,6 +66,7 @@ def perplexity_from_args(args: argparse.Namespace) -> None:
     check_cuda_device(args.cuda_device, "--cuda-device")
     from elmo_plugin.allennlp.lm.perplexity import export_perplexity
 
+    check_text_file(args.text_file)
     if args.output_file:
         check_output_file(args.output_file, "--output-file")
         refuse_overwriting(args.output_file, {"text file": args.text_file})

@@ -25,12 +25,12 @@ from elmo_plugin.elmo.formats.names import (
     TF_HUB,
     BilmFiles,
     PathName,
+    is_gone,
     resolve_bilm,
 )
 from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import load_checkpoint_bilm
 from elmo_plugin.elmo.formats.tensorflow.hub_module import load_hub_bilm
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
 # recorded, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
@@ -173,11 +173,6 @@ def efml_model_gone(name: str, what: str) -> MissingFileError:
         "validation_dataset_reader's indexer too, where the config has one; in Python, "
         "load_archive(..., overrides=...))"
     )
-
-
-def is_gone(name: str) -> bool:
-    """Whether the local path `name` (a ZIP member too) is neither a file nor a folder."""
-    return "://" not in name and not is_folder(name) and not is_file(name)
 
 
 def _recorded_efml(vocab: OptionsRecord, name: str) -> bool:

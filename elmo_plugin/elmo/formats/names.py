@@ -32,6 +32,7 @@ from elmo_plugin.elmo.formats.package_files import (
     SHIPPED_BILM,
     MissingFileError,
     local_file,
+    no_such_path,
     package_path,
 )
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import DESCRIPTION as TF_CHECKPOINT
@@ -119,7 +120,17 @@ def resolve_bilm(
 
 def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
     """`files`, refused when they have no weights: a biLM of random weights is never wanted
-    outside a model (whose archive may bring them)."""
+    outside a model (whose archive may bring them). A local file that is not there is said to
+    be missing, not taken for an options file without weights."""
+    for name in (files.options_file, files.weight_file):
+        # A ZIP's missing member is named by the reader, with what the ZIP holds.
+        if name is not None and is_gone(name) and split_member(name) is None:
+            raise no_such_path(
+                name,
+                what,
+                "name a biLM folder or ZIP, an options.json with its weights.hdf5, or a "
+                f"published biLM by name ({', '.join(PUBLISHED_MODELS)}, efml-<language>)",
+            )
     if files.weight_file is None and files.format == BILM_TF:
         raise ConfigurationError(
             f"{what} {files.options_file!r} needs its weight_file (bilm-tf {WEIGHTS_NAME}): "
@@ -127,6 +138,21 @@ def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
             f"both, or a published biLM by name ({short_names()})"
         )
     return files
+
+
+def is_gone(name: str) -> bool:
+    """Whether the local path `name` (a ZIP member too) is neither a file nor a folder."""
+    return "://" not in name and not is_folder(name) and not is_file(name)
+
+
+def files_read(files: BilmFiles, what: str) -> Dict[str, Optional[str]]:
+    """The files the biLM of `files` is read from, each by what names it (`what`'s options or
+    weights, or each file of a folder format's folder), for a command's outputs to be checked
+    against."""
+    if files.weight_file is not None:
+        return {f"{what}'s options": files.options_file, f"{what}'s weights": files.weight_file}
+    folder = files.options_file
+    return {f"{what}'s {name}": os.path.join(folder, name) for name in list_folder(folder)}
 
 
 def _text(name: PathName, what: str) -> str:

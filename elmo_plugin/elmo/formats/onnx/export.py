@@ -7,14 +7,14 @@ The model (docs/elmo.md has the details and a Java snippet):
 
 - input `character_ids`, int64 `(batch, tokens, 50)`: `batch_to_ids`' ids of the sentences
   *without* `<S>` and `</S>`, 0 past each sentence's end (any batch size and length); the model
-  adds the sentence markers as `Elmo` does. `elmo_plugin.elmo.formats.onnx_tokenizer` makes
+  adds the sentence markers as `Elmo` does. `elmo_plugin.elmo.formats.onnx.tokenizer` makes
   them in plain Python.
 - of an ELMoForManyLangs (EFML) biLM, instead: `character_ids`, int64 `(batch, tokens,
   max_characters_per_token)`, ids of the model's character table, and, where the model has
   word embeddings, `word_ids`, int64 `(batch, tokens)`, ids of its word table, each plus one,
-  0 past each sentence's end, without `<bos>` and `<eos>` (`onnx_efml.onnx_inputs` of
-  `EfmlIds.batch_to_ids`). The tables are in the model's metadata (`onnx_efml`), from which
-  `elmo_plugin.elmo.formats.onnx_efml_tokenizer` makes the ids in plain Python.
+  0 past each sentence's end, without `<bos>` and `<eos>` (`efml.onnx_inputs` of
+  `EfmlIds.batch_to_ids`). The tables are in the model's metadata (`efml`), from which
+  `elmo_plugin.elmo.formats.onnx.efml_tokenizer` makes the ids in plain Python.
 - output `layers`, float32 `(L + 1, batch, tokens, 2 * hidden)`: the biLM's `activations`
   (the token layer twice, then each LSTM layer's forward and backward states), without the
   markers' positions as `Elmo` removes them, zero past each sentence's end; with
@@ -27,20 +27,16 @@ The export is stateless, as `ElmoBiLm` is by default: every sentence starts from
 """
 
 import json
+import math
 from typing import NamedTuple, Optional, Sequence
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
 from elmo_plugin.elmo.formats.efml.model import EfmlBiLm
-
-INPUT_NAME = "character_ids"
-WORD_IDS_NAME = "word_ids"
-LAYERS_NAME = "layers"
-MASK_NAME = "mask"
-MIXED_NAME = "mixed"
-# The setup.cfg extra that installs what exporting and running the model need.
-ONNX_EXTRA = "onnx"
+from elmo_plugin.elmo.formats.onnx.efml import table_metadata
+from elmo_plugin.elmo.formats.onnx.graph import build_model
+from elmo_plugin.elmo.formats.onnx.names import ONNX_EXTRA
 
 
 class ScalarMixWeights(NamedTuple):
@@ -72,7 +68,8 @@ def export_onnx(
     keep_sentence_boundaries : `bool`, optional (default = `False`)
         Keep the `<S>` and `</S>` positions in the outputs, as `Elmo`'s option of that name.
     """
-    onnx = _import_onnx()
+    onnx = import_onnx()
+    check_scalar_mix(scalar_mix)
     if type(bilm) not in (ElmoBiLm, EfmlBiLm):
         # A subclass may read other input or compute otherwise: not these graphs.
         raise ConfigurationError(
@@ -90,14 +87,10 @@ def export_onnx(
             f"the scalar mix has {len(scalar_mix.scalar_parameters)} weights but the biLM has "
             f"{bilm.num_layers} layers to mix"
         )
-    from elmo_plugin.elmo.formats.onnx_graph import build_model
-
     model = build_model(bilm, scalar_mix, keep_sentence_boundaries)
     model.metadata_props.add(key="bilm_options", value=json.dumps(bilm.options(), sort_keys=True))
     model.metadata_props.add(key="layer_names", value=json.dumps(bilm.layer_names()))
     if isinstance(bilm, EfmlBiLm):
-        from elmo_plugin.elmo.formats.onnx_efml import table_metadata
-
         for key, table in table_metadata(bilm.ids).items():
             model.metadata_props.add(key=key, value=table)
     onnx.checker.check_model(model)
@@ -106,15 +99,33 @@ def export_onnx(
     return path
 
 
-def _import_onnx():
+class MissingExtraError(ConfigurationError, ImportError):
+    """A package of an optional extra is not installed: a user's error (one line in the
+    commands), and an `ImportError` for code that catches those."""
+
+
+def import_onnx():
+    """The `onnx` package, or a `MissingExtraError` naming the extra that installs it."""
     try:
         import onnx
     except ImportError as error:
-        raise ImportError(
+        raise MissingExtraError(
             f"exporting ELMo to ONNX needs the `onnx` package: pip install "
             f'"elmo_plugin[{ONNX_EXTRA}]" (or pip install onnx onnxruntime)'
         ) from error
     return onnx
+
+
+def check_scalar_mix(scalar_mix: Optional[ScalarMixWeights]) -> None:
+    """A mix of NaN or infinite weights or gamma would give NaN vectors: refused."""
+    if scalar_mix is None:
+        return
+    values = [*scalar_mix.scalar_parameters, scalar_mix.gamma]
+    if not all(isinstance(value, (int, float)) and math.isfinite(value) for value in values):
+        raise ConfigurationError(
+            f"the scalar mix's weights {list(scalar_mix.scalar_parameters)} and gamma "
+            f"{scalar_mix.gamma} must be finite numbers (no nan or inf)"
+        )
 
 
 def parameter_bytes(bilm: ElmoBiLm) -> int:

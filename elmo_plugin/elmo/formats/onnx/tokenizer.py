@@ -1,5 +1,5 @@
 """
-The character ids the ONNX model (`elmo_plugin.elmo.formats.onnx_export`) reads, made in plain
+The character ids the ONNX model (`elmo_plugin.elmo.formats.onnx.export`) reads, made in plain
 Python and numpy, with no torch and nothing else of this package: the reference to port to Java,
 C# or C++ beside ONNX Runtime, and what runs the model where there is no PyTorch.
 `tests/elmo/test_onnx_export.py` checks it against `batch_to_ids`, which is faster and is the

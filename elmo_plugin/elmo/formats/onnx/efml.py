@@ -1,9 +1,9 @@
 """
-What the ONNX export of an ELMoForManyLangs (EFML) biLM (`onnx_export.export_onnx` of an
+What the ONNX export of an ELMoForManyLangs (EFML) biLM (`export.export_onnx` of an
 `EfmlBiLm`) reads, in terms of this package's `EfmlIds`: its two inputs, `character_ids` and
 `word_ids`, from `EfmlIds.batch_to_ids` (`onnx_inputs`), and the model's character and word
 tables as the text it stores in its metadata (`table_metadata`), from which
-`onnx_efml_tokenizer` makes the inputs with no torch and nothing else of this package.
+`efml_tokenizer` makes the inputs with no torch and nothing else of this package.
 Needs no `onnx`.
 """
 
@@ -12,7 +12,7 @@ from typing import Dict
 import numpy
 
 from elmo_plugin.elmo.formats.efml.ids import WORD_ID_BITS, EfmlIds
-from elmo_plugin.elmo.formats.onnx_export import INPUT_NAME, WORD_IDS_NAME
+from elmo_plugin.elmo.formats.onnx.names import INPUT_NAME, WORD_IDS_NAME
 
 CHARACTERS_KEY = "efml_characters"
 WORDS_KEY = "efml_words"

@@ -1,9 +1,9 @@
 """
-The token layer of the ONNX graph (`onnx_graph.build_model`): the graph's inputs, the sentence
+The token layer of the ONNX graph (`graph.build_model`): the graph's inputs, the sentence
 markers, and each distinct token encoded once (`Unique`) by the character CNN, highway layers
 and projection, for a bilm-tf biLM (`ElmoCharacterEncoder`) and an ELMoForManyLangs one
 (`EfmlTokenEncoder`, whose word embedding joins the highway output before the projection).
-Imported only where `onnx` is installed (`onnx_export` checks).
+Imported only where `onnx` is installed (`export` checks).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 try:
     from onnx import TensorProto, ValueInfoProto, helper
-except ImportError:  # the `onnx` extra: `onnx_export` names it when an export is asked for.
+except ImportError:  # the `onnx` extra: `export` names it when an export is asked for.
     pass  # Importing this module must still work (`--include-package` imports every module).
 
 from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder, weight_and_bias
@@ -27,9 +27,9 @@ from elmo_plugin.elmo.bilm.characters.ids import (
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.formats.efml.model import EfmlBiLm
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder
-from elmo_plugin.elmo.formats.onnx_efml import onnx_inputs
-from elmo_plugin.elmo.formats.onnx_export import INPUT_NAME, WORD_IDS_NAME
-from elmo_plugin.elmo.formats.onnx_nodes import Graph, array, linear, marked_ids
+from elmo_plugin.elmo.formats.onnx.efml import onnx_inputs
+from elmo_plugin.elmo.formats.onnx.names import INPUT_NAME, WORD_IDS_NAME
+from elmo_plugin.elmo.formats.onnx.nodes import Graph, array, linear, marked_ids
 
 _ONNX_ACTIVATIONS = {"relu": "Relu", "tanh": "Tanh"}
 

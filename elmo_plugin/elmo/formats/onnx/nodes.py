@@ -1,8 +1,8 @@
 """
-The pieces the ONNX graphs of `elmo_plugin.elmo.formats.onnx_graph` are written with: `Graph`,
-which names nodes and initializers, and the nodes both token layers (`onnx_tokens`) share: the
+The pieces the ONNX graphs of `elmo_plugin.elmo.formats.onnx.graph` are written with: `Graph`,
+which names nodes and initializers, and the nodes both token layers (`tokens`) share: the
 sentence markers around each sentence and a linear layer. Imported only where `onnx` is
-installed (`onnx_export` checks).
+installed (`export` checks).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 try:
     from onnx import NodeProto, TensorProto, helper, numpy_helper
-except ImportError:  # the `onnx` extra: `onnx_export` names it when an export is asked for.
+except ImportError:  # the `onnx` extra: `export` names it when an export is asked for.
     pass  # Importing this module must still work (`--include-package` imports every module).
 
 # The most values a constant may have to be stored once however often it is asked for.

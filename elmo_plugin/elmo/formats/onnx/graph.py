@@ -1,11 +1,11 @@
 """
 The ONNX graph of an `ElmoBiLm`, written node by node with `onnx.helper` (docs/elmo.md says why
-not through `torch.onnx`): the token layer of `onnx_tokens` (the sentence markers, the
+not through `torch.onnx`): the token layer of `tokens` (the sentence markers, the
 character CNN, highway layers and projection), then each LSTM layer as one ONNX `Scan`
 over the time steps (the recurrence a loop, not unrolled) on the dense batch as
 `elmo_plugin.elmo.bilm.lstm.dense` runs it: the backward direction reversed within each
 sentence, every step on every row, padding masked at the end. Imported only by
-`elmo_plugin.elmo.formats.onnx_export`, which checks that `onnx` is installed.
+`elmo_plugin.elmo.formats.onnx.export`, which checks that `onnx` is installed.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import torch
 
 try:
     from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto, helper
-except ImportError:  # the `onnx` extra: `onnx_export` names it when an export is asked for.
+except ImportError:  # the `onnx` extra: `export` names it when an export is asked for.
     pass  # Importing this module must still work (`--include-package` imports every module).
 
 from elmo_plugin.elmo.bilm.lstm.module import BiLstmLayer, ElmoBiLstm
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
-from elmo_plugin.elmo.formats.onnx_export import LAYERS_NAME, MASK_NAME, MIXED_NAME
-from elmo_plugin.elmo.formats.onnx_nodes import Graph, array
-from elmo_plugin.elmo.formats.onnx_tokens import token_layer
+from elmo_plugin.elmo.formats.onnx.names import LAYERS_NAME, MASK_NAME, MIXED_NAME
+from elmo_plugin.elmo.formats.onnx.nodes import Graph, array
+from elmo_plugin.elmo.formats.onnx.tokens import token_layer
 
 # The operator set the graph is written in: ONNX Runtime 1.14 (2023) and later run it.
 OPSET = 17
@@ -149,7 +149,7 @@ def _step_body(
 def build_model(
     bilm: ElmoBiLm, scalar_mix: Optional[Sequence], keep_sentence_boundaries: bool
 ) -> ModelProto:
-    """The model `elmo_plugin.elmo.formats.onnx_export` describes; `scalar_mix` is its
+    """The model `elmo_plugin.elmo.formats.onnx.export` describes; `scalar_mix` is its
     `ScalarMixWeights`."""
     graph = Graph()
     inputs, tokens, mask, lengths = token_layer(graph, bilm)
