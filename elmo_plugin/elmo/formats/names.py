@@ -124,7 +124,12 @@ def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
     be missing, not taken for an options file without weights."""
     for name in (files.options_file, files.weight_file):
         # A ZIP's missing member is named by the reader, with what the ZIP holds.
-        if name is not None and is_gone(name) and split_member(name) is None:
+        if (
+            name is not None
+            and is_gone(name)
+            and split_member(name) is None
+            and not is_checkpoint_prefix(name)  # its files are `name.index` and `name.data-*`
+        ):
             raise no_such_path(
                 name,
                 what,
