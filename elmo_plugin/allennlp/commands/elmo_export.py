@@ -33,6 +33,7 @@ from elmo_plugin.elmo.formats.efml import is_efml_directory
 from elmo_plugin.elmo.formats.exports import save_bilm
 from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
 from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
 from elmo_plugin.elmo.formats.names import (
     EFML,
     BilmFiles,
@@ -133,7 +134,7 @@ def export_from_args(args: argparse.Namespace) -> None:
         )
         return
     _refuse_flags(args, _ONNX_ONLY, "only for --format onnx")
-    if is_archive(args.archive_file):
+    if is_archive(args.archive_file) or is_checkpoint(args.archive_file):  # with a softmax
         _refuse_flags(args, ["weight_file"], "only for bilm-tf files, not an archive")
         written = export_bilm(
             args.archive_file,
@@ -143,7 +144,11 @@ def export_from_args(args: argparse.Namespace) -> None:
             softmax_float16=args.softmax_float16,
         )
     else:
-        _refuse_flags(args, _ARCHIVE_ONLY, "only for a trained `bilm` model's archive")
+        _refuse_flags(
+            args,
+            _ARCHIVE_ONLY,
+            "only for a trained `bilm` model's archive or a bilm-tf training checkpoint",
+        )
         written = export_bilm_files(args.archive_file, args.output_dir, args.weight_file)
     for path in written:
         print(path)
