@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from elmo_plugin.elmo.formats.bilm_tf import read_options
+from elmo_plugin.elmo.formats.bilm_tf_options import read_options
 
 from experiments import configs
 from experiments.allennlp_runs import PROJECT_ROOT, Run, project_path

@@ -12,7 +12,7 @@ from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder
 from elmo_plugin.elmo.bilm.characters.ids import CharacterIdTable, batch_to_ids
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
-from elmo_plugin.elmo.formats.bilm_tf import read_options
+from elmo_plugin.elmo.formats.bilm_tf_options import read_options
 from elmo_plugin.elmo.formats.exports import save_bilm
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmState

@@ -57,9 +57,7 @@ def check_text_file(file_path: str, what: str = "text file") -> None:
     if not os.path.exists(path):
         raise no_such_path(file_path, what, "name a UTF-8 text file")
     if os.path.isdir(path):
-        raise ConfigurationError(
-            f"{what} {file_path} is a folder; name a UTF-8 text file"
-        )
+        raise ConfigurationError(f"{what} {file_path} is a folder; name a UTF-8 text file")
     if not os.access(path, os.R_OK):
         raise ConfigurationError(f"{what} {file_path} is not readable (its permissions)")
 

@@ -12,7 +12,7 @@ from allennlp.modules.elmo import batch_to_ids
 from elmo_plugin.elmo import ElmoBiLm, ElmoBiLstm, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
-from elmo_plugin.elmo.formats.bilm_tf import read_options
+from elmo_plugin.elmo.formats.bilm_tf_options import read_options
 from tests.published_sizes import published_options
 
 GOAL = 2e-2

@@ -15,7 +15,8 @@ import torch
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
-from elmo_plugin.elmo.formats.bilm_tf import check_options, read_options, read_weights
+from elmo_plugin.elmo.formats.bilm_tf import read_weights
+from elmo_plugin.elmo.formats.bilm_tf_options import check_options, read_options
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
 from elmo_plugin.elmo.formats.efml.ids import EFML_INDEXER_NAME
 from elmo_plugin.elmo.formats.efml.model import EFML_OPTIONS_KEY

@@ -18,7 +18,8 @@ import torch
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
-from elmo_plugin.elmo.formats.bilm_tf import check_options, checked_weight, copy_weights
+from elmo_plugin.elmo.formats.bilm_tf import checked_weight, copy_weights
+from elmo_plugin.elmo.formats.bilm_tf_options import check_options
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
 from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
 
