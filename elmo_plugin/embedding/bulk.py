@@ -30,11 +30,10 @@ from elmo_plugin.embedding.embeddings_file import (
     Line,
     check_output_format,
     check_sentence_keys,
-    format_layers,
     input_name,
     read_lines,
-    write_hdf5,
 )
+from elmo_plugin.embedding.outputs import EmbeddingOutput
 from elmo_plugin.embedding.progress import Progress
 
 if TYPE_CHECKING:
@@ -101,6 +100,7 @@ def embed_in_bulk(
     forget_sentences: bool = False,
     use_sentence_keys: bool = False,
     progress_interval: float = 30.0,
+    output: EmbeddingOutput = EmbeddingOutput(),
 ) -> int:
     """
     Embeds each line of `input_file` with `embedder` (its `max_tokens` the budget of a run)
@@ -117,8 +117,11 @@ def embed_in_bulk(
     use_sentence_keys : `bool`, optional (default = `False`)
     progress_interval : `float`, optional (default = `30.0`)
         Seconds between two progress lines in the log.
+    output : `EmbeddingOutput`, optional (default = per-token float32, one file)
+        Pooling, dtype, file format and shards (`elmo_plugin.embedding.outputs`).
     """
     check_output_format(output_format)
+    output = output.checked(output_file, output_format, use_sentence_keys)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
     source = input_name(input_file)
@@ -134,6 +137,7 @@ def embed_in_bulk(
         max_tokens=embedder.max_tokens,
         forget_sentences=forget_sentences,
         use_sentence_keys=use_sentence_keys,
+        **output.settings(),
     )
     folder = journal.journal_folder(output_file)
     rank, world_size = distributed_rank()
@@ -172,14 +176,18 @@ def embed_in_bulk(
         batch = plan[number]
         layers = embed_planned_batch(embedder, [lines[line][1].split() for line in batch])
         formatted = [
-            format_layers(one, output_format, source, line) for one, line in zip(layers, batch)
+            output.format(one, output_format, source, line) for one, line in zip(layers, batch)
         ]
         journal.append_batch(own_part, number, batch, formatted)
         progress.advance(len(batch), sum(lengths[line] for line in batch))
     progress.finish()
     _barrier()
+    if output.writes_on(rank):
+        _write_output(output, output_file, folder, lines, source, settings, rank, world_size)
+    _barrier()
     if rank == 0:
-        _write_output(output_file, folder, lines, source, settings)
+        output.finish(output_file, folder, len(lines), world_size)
+        journal.remove_journal(folder)
     _barrier()
     return len(lines)
 
@@ -199,13 +207,16 @@ def _job(
 
 
 def _write_output(
+    output: EmbeddingOutput,
     output_file: str,
     folder: str,
     lines: List[Line],
     source: Optional[str],
     settings: Dict[str, object],
+    rank: int,
+    world_size: int,
 ) -> None:
-    """The hdf5 output from the journal, in line order; then the journal is removed."""
+    """This process's output (`EmbeddingOutput.write`) from the journal, in line order."""
     stored: Dict[int, journal.StoredSentence] = {}
     for record in journal.completed_batches(folder).values():
         stored.update(journal.stored_sentences(record))
@@ -215,12 +226,14 @@ def _write_output(
             f"{folder} lacks the layers of {len(missing)} lines (line {missing[0] + 1} first): "
             "was it changed by hand? Delete it and run again"
         )
-    write_hdf5(
+    output.write(
         output_file,
         lines,
         lambda number: stored[number].read(),
         source,
         bool(settings["forget_sentences"]),
         bool(settings["use_sentence_keys"]),
+        folder,
+        rank,
+        world_size,
     )
-    journal.remove_journal(folder)

@@ -24,6 +24,7 @@ from elmo_plugin.elmo.formats.published_models import PUBLISHED_ARCHIVES, PUBLIS
 from elmo_plugin.elmo.formats.zip_archives import list_folder
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.output_arguments import add_output_arguments, output_of
 from elmo_plugin.embedding.threads import usable_cpus
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
         default="all",
         help="all layers, the top layer, or their average",
     )
+    add_output_arguments(parser)
     parser.add_argument(
         "--batch-size", type=int, default=64, help="sentences of a biLM run at most"
     )
@@ -139,6 +141,7 @@ def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
             args.batch_size,
             cuda_device,
             args.max_tokens,
+            output=output_of(args),
         )
     finally:
         if local_processes:
