@@ -138,7 +138,8 @@ class EmbeddingOutput:
 def _in_dtype(
     array: numpy.ndarray, dtype: str, source: Optional[str], number: int
 ) -> numpy.ndarray:
-    converted = array.astype(dtype)
+    with numpy.errstate(over="ignore"):
+        converted = array.astype(dtype)
     overflowed = int((numpy.isinf(converted) & numpy.isfinite(array)).sum())
     if overflowed:
         raise ConfigurationError(
