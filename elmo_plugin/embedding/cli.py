@@ -29,14 +29,16 @@ from elmo_plugin.embedding.threads import usable_cpus
 
 logger = logging.getLogger(__name__)
 
-DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
+DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5 or Parquet."
 
 
 def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsContainer) -> None:
     """The command's arguments, the biLM's options file in `model` (a group of the parser, to
     which `allennlp elmo-embed` adds `--archive`)."""
     parser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
-    parser.add_argument("output_file", help="the hdf5 file to write")
+    parser.add_argument(
+        "output_file", help="the hdf5 or Parquet file to write; with --shards, their manifest"
+    )
     model.add_argument(
         "--model",
         help="a whole biLM: a published biLM's short name "
