@@ -91,7 +91,7 @@ def test_a_value_beyond_float16_is_an_error_naming_its_line(tmp_path, command): 
     from elmo_plugin.embedding import outputs
 
     with pytest.raises(ConfigurationError, match=r"in.txt, line 3: 1 values are beyond float16"):
-        outputs._in_dtype(numpy.array([1.0, 7e4], "float32"), "float16", "in.txt", 2)
+        outputs.in_dtype(numpy.array([1.0, 7e4], "float32"), "float16", "in.txt", 2)
 
 
 @pytest.mark.parametrize(

@@ -124,7 +124,7 @@ class EmbeddingOutput:
         use_sentence_keys: bool,
     ) -> None:
         def cast(number: int) -> numpy.ndarray:
-            return _in_dtype(array_of(number), self.dtype, source, number)
+            return in_dtype(array_of(number), self.dtype, source, number)
 
         if is_pooled(self.pool):
             _warn_about_empty_means(source, lines)
@@ -135,9 +135,7 @@ class EmbeddingOutput:
             write_hdf5(path, lines, cast, source, forget_sentences, use_sentence_keys, self.dtype)
 
 
-def _in_dtype(
-    array: numpy.ndarray, dtype: str, source: Optional[str], number: int
-) -> numpy.ndarray:
+def in_dtype(array: numpy.ndarray, dtype: str, source: Optional[str], number: int) -> numpy.ndarray:
     with numpy.errstate(over="ignore"):
         converted = array.astype(dtype)
     overflowed = int((numpy.isinf(converted) & numpy.isfinite(array)).sum())

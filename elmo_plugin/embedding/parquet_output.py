@@ -60,17 +60,26 @@ def _count(shape: Tuple[int, ...]) -> int:
     return int(numpy.prod(shape, dtype=numpy.int64))
 
 
+def _is_a_list(pa, kind) -> bool:
+    return any(
+        check(kind)
+        for check in (pa.types.is_fixed_size_list, pa.types.is_large_list, pa.types.is_list)
+    )
+
+
 def row_array(column, row: int) -> numpy.ndarray:
-    """The numpy array of row `row` of an `embedding` column (an Arrow array)."""
+    """The numpy array of row `row` of an `embedding` column (an Arrow array; Spark's plain
+    lists too)."""
     pa = _pyarrow()
     nested = column.slice(row, 1)
     shape: List[int] = []
-    while pa.types.is_fixed_size_list(nested.type) or pa.types.is_large_list(nested.type):
+    while _is_a_list(pa, nested.type):
         outer = len(nested)
         fixed = pa.types.is_fixed_size_list(nested.type)
         size = nested.type.list_size if fixed else None
         nested = nested.flatten()
-        shape.append(size if size is not None else len(nested) // outer)
+        # A plain list under an empty one (Spark's, no tokens) has no length to tell: 0.
+        shape.append(size if size is not None else len(nested) // max(outer, 1))
     return nested.to_numpy(zero_copy_only=False).reshape(shape)
 
 
