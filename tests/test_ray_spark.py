@@ -7,7 +7,7 @@ import os
 import pathlib
 import runpy
 import sys
-from typing import List
+from typing import Any, List
 
 import numpy
 import pytest
@@ -48,7 +48,7 @@ def _example(name: str, *arguments: str) -> None:
         sys.argv = saved
 
 
-def _rows(folder: pathlib.Path) -> "pyarrow.Table":
+def _rows(folder: pathlib.Path) -> Any:
     import pyarrow.parquet
 
     files = sorted(str(p) for p in folder.rglob("*.parquet"))
@@ -146,3 +146,10 @@ def test_the_spark_example_gives_elmo_embedders_rows(
     tokens = _rows(tmp_path / "tokens").sort_by("order")
     assert tokens.column("text").to_pylist() == lines
     _assert_close(_arrays(tokens), reference)
+
+
+def test_scale_md_runs_the_examples_these_tests_run():
+    guide = (PROJECT_ROOT / "docs" / "scale.md").read_text()
+    for name in ("ray_embed.py", "spark_embed.py"):
+        assert f"python docs/examples/{name} corpus.txt corpus_parquet/" in guide
+        assert (EXAMPLES / name).is_file()
