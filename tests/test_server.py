@@ -5,7 +5,7 @@ serving on."""
 
 import asyncio
 import json
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, List, Tuple
 
 import numpy
 import pytest
@@ -88,7 +88,7 @@ MALFORMED = [
 
 def test_malformed_requests_get_a_4xx_saying_what_and_the_server_serves_on(embedders):
     async def scenario(client):
-        seen = []
+        seen: List[Tuple[int, str, int, str]] = []
         for round_number in range(200 // len(MALFORMED) + 1):
             for body, status, message in MALFORMED:
                 if len(seen) == 200:
