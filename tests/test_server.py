@@ -120,3 +120,5 @@ def test_the_client_example_gets_the_servers_vectors(embedders):
 
     (vectors,) = _serve(embedders, Limits(), scenario)
     numpy.testing.assert_allclose(numpy.array(vectors), expected, rtol=0, atol=1e-6)
+    guide = (PROJECT_ROOT / "docs" / "scale.md").read_text()
+    assert "python docs/examples/serve_client.py http://127.0.0.1:8000" in guide
