@@ -13,7 +13,7 @@ resident memory of one worker (`ArrowEmbedder`, as an actor or executor runs it,
 rows) on 1,000 and on 10,000 sentences.
 
     python benchmarks/distributed_embedding.py speed --sentences 2000 --runs 3
-    python benchmarks/distributed_embedding.py memory
+    python benchmarks/distributed_embedding.py memory --model fixture
 """
 
 import argparse
@@ -116,10 +116,16 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return float(done.stdout.split()[-1])
 
 
-def _memory(work: str) -> None:
-    model = list(write_random_bilm("small", os.path.join(work, "model")))
+def _memory(arguments: argparse.Namespace, work: str) -> None:
+    model = (
+        list(write_random_bilm("small", os.path.join(work, "model")))
+        if arguments.model == "small"
+        else [
+            os.path.join(ROOT, "fixtures", "elmo", n) for n in ("options.json", "lm_weights.hdf5")
+        ]
+    )
     peaks = {count: _worker_peak(model, count) for count in (1000, 10000)}
-    print(f"CPU {cpu_model()}; one worker (ArrowEmbedder, blocks of 1,024), 'small' biLM, top")
+    print(f"CPU {cpu_model()}; one worker (ArrowEmbedder, blocks of 1,024), {arguments.model} biLM")
     for count, peak in peaks.items():
         print(f"{count:>6} sentences: peak RSS {peak:.0f} MB")
     print(f"10,000 / 1,000: {peaks[10000] / peaks[1000]:.2f}x")
@@ -130,13 +136,20 @@ def main() -> None:
     parser.add_argument("measure", choices=["speed", "memory"])
     parser.add_argument("--sentences", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--model",
+        choices=["small", "fixture"],
+        default="small",
+        help="memory: the biLM; the tiny test one (fixtures/elmo) measures what the pipeline "
+        "holds as the input grows, fast",
+    )
     arguments = parser.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with tempfile.TemporaryDirectory() as work:
         if arguments.measure == "speed":
             _speed(arguments, work)
         else:
-            _memory(work)
+            _memory(arguments, work)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ with the line number (sort by it for the file's order).
 """
 
 import argparse
+import os
+import sys
 from typing import List, Optional
 
 from pyspark.sql import SparkSession, functions
@@ -24,6 +26,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--pool", default="none")
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
+    # Spark's Python workers run `python3` from the PATH unless told: this one has the biLM.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = SparkSession.builder.master(args.master).appName("elmo-embed").getOrCreate()
     lines = spark.read.text(args.input_file).withColumnRenamed("value", "text")
     numbered = lines.withColumn("order", functions.monotonically_increasing_id())

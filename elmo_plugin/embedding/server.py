@@ -194,6 +194,9 @@ def build_app(embedders: Dict[str, ElmoEmbedder], limits: Limits = Limits()):
     async def stop(app: "web.Application") -> None:
         for task in tasks:
             task.cancel()
+        # No thread outlives the app: a process forked later must not inherit a stuck one.
+        for batcher in batchers.values():
+            batcher.thread.shutdown(wait=True)
 
     async def embed(request: "web.Request") -> "web.Response":
         metrics["elmo_requests_total"] += 1
