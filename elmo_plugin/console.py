@@ -1,9 +1,10 @@
 """
 The console scripts pip installs, which work from any directory with no plugins file:
 `elmo-embed` (no AllenNLP needed; with `--archive`, a trained model's biLM, through AllenNLP),
-`elmo-export` and `elmo-perplexity` (the plugin's `allennlp` subcommands, with the same
-arguments). Each imports only what it runs, so `elmo-embed` starts without AllenNLP. A user's
-error is one line (`ALLENNLP_DEBUG=1` shows its traceback), as in the `allennlp` command.
+`elmo-serve` (no AllenNLP needed either), `elmo-export` and `elmo-perplexity` (the plugin's
+`allennlp` subcommands, with the same arguments). Each imports only what it runs, so
+`elmo-embed` starts without AllenNLP. A user's error is one line (`ALLENNLP_DEBUG=1` shows its
+traceback), as in the `allennlp` command.
 """
 
 import sys
@@ -26,6 +27,12 @@ def elmo_embed(argv: Optional[List[str]] = None) -> None:
     from elmo_plugin.embedding.cli import main
 
     main(arguments)
+
+
+def elmo_serve() -> None:
+    from elmo_plugin.embedding.server import main
+
+    main()
 
 
 def elmo_export() -> None:

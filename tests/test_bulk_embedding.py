@@ -20,7 +20,7 @@ import torch
 
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.embedding import bulk, cli, journal
+from elmo_plugin.embedding import cli, journal, outputs
 from elmo_plugin.embedding.bulk import plan_batches
 from elmo_plugin.embedding.long_sequences import embed_long_sequence
 from elmo_plugin.embedding.threads import cpu_quota
@@ -123,7 +123,7 @@ def _interrupted(point: str) -> Callable[[], None]:
     calls = {"n": 0}
     real_append, real_write, real_remove = (
         journal.append_batch,
-        bulk.write_hdf5,
+        outputs.write_hdf5,
         journal.remove_journal,
     )
 
@@ -155,7 +155,7 @@ def _interrupted(point: str) -> Callable[[], None]:
         real_remove(folder)
 
     def patch():
-        journal.append_batch, bulk.write_hdf5, journal.remove_journal = append, write, remove
+        journal.append_batch, outputs.write_hdf5, journal.remove_journal = append, write, remove
 
     return patch
 

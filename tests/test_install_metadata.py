@@ -84,7 +84,7 @@ def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
 
 def test_runtime_needs_are_separate_from_test_and_lint_tools():
     install, extras = _extras()
-    assert set(extras) == {"allennlp", "test", "lint", "onnx"}
+    assert set(extras) == {"allennlp", "test", "lint", "onnx", "parquet", "ray", "spark"}
     assert "allennlp" not in {_name(r) for r in install + extras["allennlp"]}
     assert not TOOLS & {_name(r) for r in install + extras["allennlp"]}
     assert {_name(r) for r in extras["lint"]} == {"black", "flake8", "mypy"}
@@ -104,5 +104,5 @@ def test_the_allennlp_extra_is_the_runtime_section_of_the_profiles_requirements(
     expected = [r for r in runtime if _name(r) not in TOOLS | {"wheel"}]
     assert sorted(extras["allennlp"]) == sorted(expected)
     # The profile installs exactly the extras' needs (and pip's own `wheel`).
-    every = {_name(r) for name in ("allennlp", "test", "lint", "onnx") for r in extras[name]}
+    every = {_name(r) for name in extras for r in extras[name]}
     assert {_name(r) for r in requirements} - {"wheel"} == every

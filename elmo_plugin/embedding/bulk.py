@@ -32,11 +32,10 @@ from elmo_plugin.embedding.embeddings_file import (
     Line,
     check_output_format,
     check_sentence_keys,
-    format_layers,
     input_name,
     read_lines,
-    write_hdf5,
 )
+from elmo_plugin.embedding.outputs import EmbeddingOutput
 from elmo_plugin.embedding.progress import Progress
 
 if TYPE_CHECKING:
@@ -103,6 +102,7 @@ def embed_in_bulk(
     forget_sentences: bool = False,
     use_sentence_keys: bool = False,
     progress_interval: float = 30.0,
+    output: EmbeddingOutput = EmbeddingOutput(),
 ) -> int:
     """
     Embeds each line of `input_file` with `embedder` (its `max_tokens` the budget of a run)
@@ -119,8 +119,11 @@ def embed_in_bulk(
     use_sentence_keys : `bool`, optional (default = `False`)
     progress_interval : `float`, optional (default = `30.0`)
         Seconds between two progress lines in the log.
+    output : `EmbeddingOutput`, optional (default = per-token float32, one file)
+        Pooling, dtype, file format and shards (`elmo_plugin.embedding.outputs`).
     """
     check_output_format(output_format)
+    output = output.checked(output_file, output_format, use_sentence_keys)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
     source = input_name(input_file)
@@ -134,14 +137,15 @@ def embed_in_bulk(
         max_tokens=embedder.max_tokens,
         forget_sentences=forget_sentences,
         use_sentence_keys=use_sentence_keys,
+        **output.settings(),
     )
     job = _job(embedder, lines, settings)
     if distributed_rank()[0] == 0:
         with journal.held(output_file) as folder:
-            _run_job(embedder, lines, source, output_file, folder, job, progress_interval)
+            _run_job(embedder, lines, source, output_file, folder, job, progress_interval, output)
     else:
         folder = journal.journal_folder(output_file)
-        _run_job(embedder, lines, source, output_file, folder, job, progress_interval)
+        _run_job(embedder, lines, source, output_file, folder, job, progress_interval, output)
     return len(lines)
 
 
@@ -163,8 +167,10 @@ def _run_job(
     folder: str,
     job: Dict[str, str],
     progress_interval: float,
+    output: EmbeddingOutput,
 ) -> None:
-    """This process's share of the job journaled in `folder`, then (rank 0) the output."""
+    """This process's share of the job journaled in `folder`, then its file of the output
+    (`EmbeddingOutput.writes_on`)."""
     settings = json.loads(job["settings"])
     lengths = [len(text.split()) for _, text in lines]
     plan = plan_batches(lengths, settings["batch_size"], settings["max_tokens"])
@@ -204,14 +210,18 @@ def _run_job(
         batch = plan[number]
         layers = embed_planned_batch(embedder, [lines[line][1].split() for line in batch])
         formatted = [
-            format_layers(one, output_format, source, line) for one, line in zip(layers, batch)
+            output.format(one, output_format, source, line) for one, line in zip(layers, batch)
         ]
         journal.append_batch(own_part, number, batch, formatted)
         progress.advance(len(batch), sum(lengths[line] for line in batch))
     progress.finish()
     _barrier()
+    if output.writes_on(rank):
+        _write_output(output, output_file, folder, lines, source, settings, rank, world_size)
+    _barrier()
     if rank == 0:
-        _write_output(output_file, folder, lines, source, settings)
+        output.finish(output_file, folder, len(lines), world_size)
+        journal.remove_journal(folder)
     _barrier()
 
 
@@ -236,13 +246,16 @@ def _job(
 
 
 def _write_output(
+    output: EmbeddingOutput,
     output_file: str,
     folder: str,
     lines: List[Line],
     source: Optional[str],
     settings: Dict[str, object],
+    rank: int,
+    world_size: int,
 ) -> None:
-    """The hdf5 output from the journal, in line order; then the journal is removed."""
+    """This process's output (`EmbeddingOutput.write`) from the journal, in line order."""
     stored: Dict[int, journal.StoredSentence] = {}
     for record in journal.completed_batches(folder).values():
         stored.update(journal.stored_sentences(record))
@@ -252,12 +265,14 @@ def _write_output(
             f"{folder} lacks the layers of {len(missing)} lines (line {missing[0] + 1} first): "
             "was it changed by hand? Delete it and run again"
         )
-    write_hdf5(
+    output.write(
         output_file,
         lines,
         lambda number: stored[number].read(),
         source,
         bool(settings["forget_sentences"]),
         bool(settings["use_sentence_keys"]),
+        folder,
+        rank,
+        world_size,
     )
-    journal.remove_journal(folder)

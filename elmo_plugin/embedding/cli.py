@@ -24,6 +24,7 @@ from elmo_plugin.elmo.formats.published_models import PUBLISHED_ARCHIVES, PUBLIS
 from elmo_plugin.embedding.bulk import check_output
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.output_arguments import add_output_arguments, output_of
 from elmo_plugin.embedding.text_files import check_text_file
 from elmo_plugin.embedding.threads import usable_cpus
 
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 # The variable OpenMP, and torch at its start, take the thread count from.
 THREADS_VARIABLE = "OMP_NUM_THREADS"
-DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
+DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5 or Parquet."
 EPILOG = "--archive MODEL_TAR_GZ: the biLM of a trained model instead (needs AllenNLP)."
 
 
@@ -39,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
     """The command's arguments, the biLM's options file in `model` (a group of the parser, to
     which `allennlp elmo-embed` adds `--archive`)."""
     parser.add_argument("input_file", help="UTF-8 text, one whitespace-tokenised sentence a line")
-    parser.add_argument("output_file", help="the hdf5 file to write")
+    parser.add_argument(
+        "output_file", help="the hdf5 or Parquet file to write; with --shards, their manifest"
+    )
     model.add_argument(
         "--model",
         help="a whole biLM: a published biLM's short name "
@@ -60,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
         default="all",
         help="all layers, the top layer, or their average",
     )
+    add_output_arguments(parser)
     parser.add_argument(
         "--batch-size", type=int, default=64, help="sentences of a biLM run at most"
     )
@@ -154,6 +158,7 @@ def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
             args.batch_size,
             cuda_device,
             args.max_tokens,
+            output=output_of(args),
         )
     finally:
         if local_processes:

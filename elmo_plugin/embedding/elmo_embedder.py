@@ -26,6 +26,7 @@ from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from elmo_plugin.embedding.bulk import embed_in_bulk, plan_batches
 from elmo_plugin.embedding.embeddings_file import InputFile
 from elmo_plugin.embedding.long_sequences import embed_long_sequence
+from elmo_plugin.embedding.outputs import EmbeddingOutput
 from elmo_plugin.embedding.progress import Progress
 from elmo_plugin.embedding.states import (
     STATELESS,
@@ -337,6 +338,7 @@ class ElmoEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         forget_sentences: bool = False,
         use_sentence_keys: bool = False,
+        output: EmbeddingOutput = EmbeddingOutput(),
     ) -> int:
         """
         Embeds each line of `input_file` (one whitespace-tokenised sentence a line) into the
@@ -363,6 +365,8 @@ class ElmoEmbedder:
         use_sentence_keys : `bool`, optional (default = `False`)
             Name each dataset by its line's text instead (no `sentence_to_index`); a repeated
             line, or one holding `/` (a path in hdf5), is an error naming the line.
+        output : `EmbeddingOutput`, optional (default = per-token float32, one hdf5 file)
+            Pooled vectors, float16, Parquet, one shard a process (`outputs`).
         """
         refuse_carried_bulk(self.elmo_bilm)
         return embed_in_bulk(
@@ -373,6 +377,7 @@ class ElmoEmbedder:
             batch_size,
             forget_sentences,
             use_sentence_keys,
+            output=output,
         )
 
 
@@ -384,6 +389,7 @@ def embed_file(
     batch_size: int = DEFAULT_BATCH_SIZE,
     cuda_device: int = -1,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    output: EmbeddingOutput = EmbeddingOutput(),
 ) -> int:
     """
     `ElmoEmbedder.embed_file` with a biLM already built (an archive's, or one in a compute
@@ -399,9 +405,10 @@ def embed_file(
     batch_size : `int`, optional (default = `64`)
     cuda_device : `int`, optional (default = `-1`)
     max_tokens : `int`, optional (default = `4096`)
+    output : `EmbeddingOutput`, optional (default = per-token float32, one hdf5 file)
     """
     embedder = ElmoEmbedder.from_bilm(bilm, cuda_device, max_tokens)
-    return embedder.embed_file(input_file, output_file, output_format, batch_size)
+    return embedder.embed_file(input_file, output_file, output_format, batch_size, output=output)
 
 
 def is_out_of_memory(error: BaseException) -> bool:

@@ -80,17 +80,18 @@ def write_hdf5(
     source: Optional[str],
     forget_sentences: bool = False,
     use_sentence_keys: bool = False,
+    dtype: str = "float32",
 ) -> None:
     """Writes the hdf5 file `output_file` (the layout above) in line order, each line's
-    formatted layers from `layers_of(line number)`: the same bytes for the same layers,
-    however they were computed."""
+    formatted layers from `layers_of(line number)`, stored as `dtype`: the same bytes for the
+    same layers, however they were computed."""
     index: Dict[str, str] = {}
     with replaced_when_complete(output_file) as partial, h5py.File(partial, "w") as out:
         for line in lines:
             layers = layers_of(line[0])
             require_space(output_file, layers.nbytes)
             key = _dataset_key(line, source, use_sentence_keys, ())
-            out.create_dataset(key, data=layers, dtype="float32")
+            out.create_dataset(key, data=layers, dtype=dtype)
             index[line[1]] = key
         if not (forget_sentences or use_sentence_keys):
             _write_index(out, index, output_file)

@@ -50,7 +50,7 @@ def replaced_together(directory: str, names: Sequence[str]) -> Iterator[Dict[str
         for name in names:
             partials[name] = staged_partial(os.path.join(directory, name))
         yield partials
-        manifest = {name: _fingerprint(partial) for name, partial in partials.items()}
+        manifest = {name: fingerprint(partial) for name, partial in partials.items()}
         with _directory_locked(directory, fcntl.LOCK_EX), _signals_held():
             for name, partial in partials.items():
                 commit_partial(partial, os.path.join(directory, name))
@@ -89,7 +89,7 @@ def _check_against_manifest(path: str) -> None:
             f"({MANIFEST_NAME} lists {', '.join(sorted(listed))}): it is left from an earlier "
             f"export; {keep}"
         )
-    if _fingerprint(path) != listed[name]:
+    if fingerprint(path) != listed[name]:
         raise ConfigurationError(
             f"{path} is not the file written with the others in {directory} (its size or "
             f"SHA-256 differs from {MANIFEST_NAME}'s): the export was interrupted while its "
@@ -97,7 +97,8 @@ def _check_against_manifest(path: str) -> None:
         )
 
 
-def _fingerprint(path: str) -> Dict[str, object]:
+def fingerprint(path: str) -> Dict[str, object]:
+    """`{"bytes": size, "sha256": hex digest}` of the file `path`, read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(_CHUNK), b""):

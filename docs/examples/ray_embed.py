@@ -1,0 +1,50 @@
+"""Embeds a text file (one tokenised sentence a line) with Ray Data into a folder of Parquet
+files, rows in line order: read_text -> map_batches(ElmoBatches) -> write_parquet.
+
+    python docs/examples/ray_embed.py corpus.txt corpus_parquet/ --model small \
+        --pool tfhub-default --actors 2
+"""
+
+import argparse
+from typing import List, Optional
+
+import ray
+
+from elmo_plugin.embedding.ray_data import ElmoBatches
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("input_file")
+    parser.add_argument("output_folder")
+    parser.add_argument("--model", default="small", help="a biLM name, folder, ZIP or options")
+    parser.add_argument("--weight-file")
+    parser.add_argument("--output-format", default="all", choices=["all", "top", "average"])
+    parser.add_argument("--pool", default="none")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+    parser.add_argument("--actors", type=int, default=2, help="one CPU and one thread each")
+    args = parser.parse_args(argv)
+    if not ray.is_initialized():
+        ray.init(num_cpus=args.actors)
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    # Reading and writing are I/O: they take no CPU from the actors, which hold them all.
+    lines = ray.data.read_text(args.input_file, drop_empty_lines=False, num_cpus=0)
+    embedded = lines.map_batches(
+        ElmoBatches,
+        fn_constructor_kwargs=dict(
+            model=args.model,
+            weight_file=args.weight_file,
+            output_format=args.output_format,
+            pool=args.pool,
+            dtype=args.dtype,
+            threads=1,
+        ),
+        batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=args.actors),
+        num_cpus=1,
+    )
+    embedded.write_parquet(args.output_folder, ray_remote_args={"num_cpus": 0})
+
+
+if __name__ == "__main__":
+    main()
