@@ -249,13 +249,16 @@ class WeightProvenance:
         bilm._register_load_state_dict_pre_hook(self._forget_the_file)
 
     def _check(self, bilm: ElmoBiLm, inputs: Tuple[Any, ...]) -> None:
-        if self._missing is not None:
+        # Read once: threads sharing the biLM may run their first passes at once, and the
+        # first to finish settles (empties) what the others are still checking against.
+        missing, loaded = self._missing, self._loaded
+        if missing is not None:
             raise ConfigurationError(
-                f"{self._missing} No loaded model state brought the biLM weights either."
+                f"{missing} No loaded model state brought the biLM weights either."
             )
-        changed = [
-            name for name, digest in bilm.weight_digests().items() if self._loaded[name] != digest
-        ]
+        if not loaded:  # settled by another thread's first pass
+            return
+        changed = [name for name, digest in bilm.weight_digests().items() if loaded[name] != digest]
         self._settle()  # once: from here on training may change them
         if changed:
             raise ConfigurationError(
@@ -273,4 +276,8 @@ class WeightProvenance:
 
     def _settle(self) -> None:
         self._missing, self._loaded = None, {}
-        self._check_hook.remove()
+        # Popped, which one thread at a time does: two removing the hook at once could both
+        # find it in the module's hooks, and the second fail to delete it.
+        hook = self.__dict__.pop("_check_hook", None)
+        if hook is not None:
+            hook.remove()
