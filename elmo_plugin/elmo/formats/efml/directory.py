@@ -94,16 +94,22 @@ def read_table(path: str) -> Dict[str, int]:
     """A `char.dic` or `word.dic`: token to id, each line `token<TAB>id`, as EFML reads it
     (a line that strips to one field is `STRIPPED_TOKEN`)."""
     table: Dict[str, int] = {}
-    with io.TextIOWrapper(open_file(path), encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            fields = line.strip().split("\t")
-            if len(fields) == 1:
-                fields.insert(0, STRIPPED_TOKEN)
-            if len(fields) != 2 or not fields[1].isdigit():
-                raise ConfigurationError(
-                    f"{path}, line {number}: expected 'token<TAB>id', got {line.rstrip()!r}"
-                )
-            table[fields[0]] = int(fields[1])
+    try:
+        with io.TextIOWrapper(open_file(path), encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                fields = line.strip().split("\t")
+                if len(fields) == 1:
+                    fields.insert(0, STRIPPED_TOKEN)
+                if len(fields) != 2 or not fields[1].isdigit():
+                    raise ConfigurationError(
+                        f"{path}, line {number}: expected 'token<TAB>id', got {line.rstrip()!r}"
+                    )
+                table[fields[0]] = int(fields[1])
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"{path}: not UTF-8 text ({error.reason}); expected 'token<TAB>id' lines in "
+            "UTF-8, as EFML writes them"
+        ) from error
     return table
 
 
