@@ -77,13 +77,13 @@ def test_threads_sharing_one_model_get_what_one_thread_gets(
 ):
     batches = _batches(sentences)
     order: List[int] = []  # the batches in the order they took the cache
-    take_cache = getattr(TokenTypeCache, "_encode_locked", None)
+    take_cache = TokenTypeCache._encode_locked
 
     def recorded(cache, *args):
         order.append(CURRENT.batch)
         return take_cache(cache, *args)
 
-    monkeypatch.setattr(TokenTypeCache, "_encode_locked", recorded, raising=False)
+    monkeypatch.setattr(TokenTypeCache, "_encode_locked", recorded)
     shared = _in_threads(make(elmo_options, elmo_weights, CACHE_SIZE), batches)
     monkeypatch.undo()
     # Against no cache: a call that read slots another call was reassigning is off by about 1.

@@ -8,7 +8,7 @@ forward pass (`WeightProvenance`).
 
 import json
 import os
-from typing import Any, Dict, Iterable, Optional, Protocol, Tuple
+from typing import Any, Dict, Iterable, Optional, Protocol, Tuple, Union
 
 import torch
 
@@ -57,7 +57,7 @@ def load_bilm(
     known_options: Optional[Dict[str, Dict[str, Any]]] = None,
     vocab: Optional[OptionsRecord] = None,
     in_model: bool = False,
-    execution: Execution = Execution(),
+    execution: Union[str, Dict[str, Any], Execution] = Execution(),
 ) -> ElmoBiLm:
     """
     An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file`.
@@ -70,8 +70,10 @@ def load_bilm(
         (`elmo_plugin.elmo.formats.names`).
     weight_file : `str` or `os.PathLike`, optional
         bilm-tf `weights.hdf5`; random weights when not given with an options file.
-    stateful, char_cnn_cache_size, dropout, compute_dtype, execution :
+    stateful, char_cnn_cache_size, dropout, compute_dtype :
         As `ElmoBiLm.from_options`.
+    execution : `Execution` or its config, optional (default = `"auto"`)
+        As `ElmoBiLm.from_options`; a config's value (`"auto"`, `{"fused": true}`) too.
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of `options.json` files by name, used instead of reading that file.
     vocab : `OptionsRecord`, optional
@@ -83,6 +85,7 @@ def load_bilm(
         error only at a first forward pass that no state dict preceded, and weights changed
         between reading them and the first forward pass are an error (`WeightProvenance`).
     """
+    execution = Execution.parse(execution)
     known_options = known_options or {}
     if options_file not in known_options:
         files = resolve_bilm(options_file, weight_file)
