@@ -21,7 +21,7 @@ STAMP := $(VENV)/.installed
 # nltk.download. Tests that need it add this folder themselves (tests/conftest.py).
 ALLENNLP_MODELS_DIR := $(VENV)/allennlp-models
 
-.PHONY: demo test test-all lint venv clean bench-embed tables
+.PHONY: demo test test-fast test-all lint venv clean bench-embed tables
 
 $(STAMP): setup.cfg setup.py pyproject.toml requirements/$(PROFILE).txt requirements/$(PROFILE).in
 	@test -n "$(PYTHON)" && "$(PYTHON)" -c 'import sys; sys.exit(sys.version_info[:2] != tuple(map(int, "$(PYTHON_VERSION)".split("."))))' \
@@ -41,8 +41,17 @@ venv: $(STAMP)
 demo: $(STAMP)
 	VENV=$(VENV) bash scripts/demo.sh
 
+# The suite on both cores (pytest-xdist, a file's tests on one worker so that its module
+# fixtures are built once), closing with the number of tests run and the 20 slowest.
+WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile --durations=20
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(PYTEST) tests
+
+# The inner loop, at most 5 minutes on 2 cores: every test but those that train, build a wheel
+# or install into a fresh environment (marked `slow`); CI runs them all.
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow" tests
 
 # The gates: formatting (black) and lint (flake8) on the whole tree (the library, the benchmarks,
 # the experiments, the scripts and the tests); types (mypy) on the library, the benchmarks, the

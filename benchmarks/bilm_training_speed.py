@@ -141,7 +141,7 @@ def batches_of(sentences: List[List[str]]) -> List[List[List[str]]]:
 def vocabulary():
     from allennlp.data import Vocabulary
 
-    from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
+    from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
 
     if not os.path.isdir(VOCAB_DIR):
         CorpusVocabulary.from_corpus(
@@ -159,8 +159,8 @@ def build(which: str, vocab, compute_dtype: str = "float32"):
     from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
     from allennlp.models import Model
 
-    import elmo_plugin.lm  # noqa: F401
-    from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+    import elmo_plugin.allennlp.lm  # noqa: F401
+    from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
 
     if which == "peer":
         # The Makefile installs allennlp-models off the default import path (its NarrativeQA

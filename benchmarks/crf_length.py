@@ -11,7 +11,7 @@ import torch
 from allennlp.modules import ConditionalRandomField
 
 from common import header
-from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
+from elmo_plugin.allennlp.tasks.ner.models.linear_time_crf import LinearTimeCrf
 
 NUM_TAGS = 17  # CoNLL-2003 in BIOUL
 

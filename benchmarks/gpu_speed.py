@@ -354,8 +354,8 @@ def _sorted_inference(lstm, enabled: bool):
 def paper_model(options, vocabulary_size: int, num_samples: int, device: str):
     from allennlp.data import Vocabulary
 
-    from elmo_plugin.lm.corpus import SENTENCE_END, SENTENCE_START
-    from elmo_plugin.lm.models import BilmLanguageModel
+    from elmo_plugin.allennlp.lm.corpus import SENTENCE_END, SENTENCE_START
+    from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 
     vocab = Vocabulary(non_padded_namespaces=[])
     words = [SENTENCE_START, SENTENCE_END] + [f"w{i}" for i in range(vocabulary_size - 3)]
@@ -401,7 +401,7 @@ def training_step(model, optimizer, batch, window: int, device: str) -> None:
     """One step as AllenNLP's GradientDescentTrainer takes it."""
     from allennlp.nn.util import move_to_device
 
-    from elmo_plugin.training.sparse_gradient_trainer import clip_gradient_norm
+    from elmo_plugin.allennlp.training.sparse_gradient_trainer import clip_gradient_norm
 
     for parameter in model.parameters():
         parameter.grad = None

@@ -33,7 +33,7 @@ from allennlp.data import DatasetReader
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.samplers import BucketBatchSampler
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from common import ROOT, header, shared_data, timed_training_epochs, write_random_bilm
 
 CONFIGS = os.path.join(ROOT, "training_configs", "ner")

@@ -1,5 +1,5 @@
 """
-CPU throughput of the ONNX export (`elmo_plugin.elmo.formats.onnx_export`) in ONNX Runtime
+CPU throughput of the ONNX export (`elmo_plugin.elmo.formats.onnx.export`) in ONNX Runtime
 beside our `ElmoBiLm` in PyTorch, the same biLM and sentences, one thread each, in one run.
 
 The biLM is the shipped one (elmo_plugin/pretrained/elmo_wikipedia_512x128), or, with
@@ -62,8 +62,8 @@ def main() -> None:
 
     from elmo_plugin.elmo import load_bilm
     from elmo_plugin.elmo.formats.efml import load_efml_bilm
-    from elmo_plugin.elmo.formats.onnx_efml import onnx_inputs
-    from elmo_plugin.elmo.formats.onnx_export import export_onnx
+    from elmo_plugin.elmo.formats.onnx.efml import onnx_inputs
+    from elmo_plugin.elmo.formats.onnx.export import export_onnx
 
     torch.set_num_threads(1)
     workdir = tempfile.mkdtemp()

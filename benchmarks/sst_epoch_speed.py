@@ -41,7 +41,7 @@ def timed_epochs(train: str, in_context: bool, num_epochs: int = 2) -> Dict[str,
     from allennlp.data import DatasetReader
     from allennlp.data.data_loaders import MultiProcessDataLoader
 
-    import elmo_plugin.tasks.sentiment  # noqa: F401
+    import elmo_plugin.allennlp.tasks.sentiment  # noqa: F401
 
     params = Params.from_file(CONFIG, json.dumps({"dataset_reader.phrases_in_context": in_context}))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))

@@ -5,7 +5,7 @@ unrolled graph, on the installed torch: the dynamo exporter (`torch.onnx.export(
 which needs `onnxscript`) on `torch._higher_order_ops.scan`, and the TorchScript-based exporter
 (`dynamo=False`) on a scripted loop. For each: whether it exports, the ONNX ops, the file size
 against the weights' and the largest difference from torch at two shapes. docs/elmo.md says
-what `elmo_plugin.elmo.formats.onnx_export` uses and why.
+what `elmo_plugin.elmo.formats.onnx.export` uses and why.
 
 Then the precision: how far ONNX Runtime's `Tanh` and `Sigmoid` are from float64 against
 torch's (a million values), and, for the shipped biLM, the largest difference per layer of the
@@ -151,7 +151,7 @@ def _float32_noise_floor() -> None:
     import onnxruntime
 
     from elmo_plugin.elmo import batch_to_ids, load_bilm
-    from elmo_plugin.elmo.formats.onnx_export import export_onnx, parameter_bytes
+    from elmo_plugin.elmo.formats.onnx.export import export_onnx, parameter_bytes
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     shipped = os.path.join(root, "elmo_plugin", "pretrained", "elmo_wikipedia_512x128")

@@ -42,7 +42,7 @@ OVERRIDES = {
 
 def main() -> None:
     os.chdir(PROJECT_ROOT)
-    import elmo_plugin.tasks.ner  # noqa: F401
+    import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 
     torch.manual_seed(0)
     profile = profile_of_this_process()

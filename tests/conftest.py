@@ -26,6 +26,9 @@ pytest.register_assert_rewrite("tests.tasks.training_helpers")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+    config.addinivalue_line(
+        "markers", "slow: trains, builds a wheel or installs (left out by `make test-fast`)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -51,7 +54,7 @@ def one_torch_thread():
 def _run_from_project_root(monkeypatch):
     # Configs name data relative to the project root, as the README runs them; the packaged
     # configs' data folder is named as the project's runs name it (experiments/configs.py).
-    from elmo_plugin.data_paths import DATA_VARIABLE
+    from elmo_plugin.allennlp.data_paths import DATA_VARIABLE
 
     monkeypatch.chdir(PROJECT_ROOT)
     monkeypatch.setenv(DATA_VARIABLE, "../shared/data")
@@ -73,6 +76,24 @@ def allennlp_models(monkeypatch) -> str:
 
     monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: False)
     return ALLENNLP_MODELS_DIR
+
+
+@pytest.fixture
+def command_changes(monkeypatch) -> Callable[[], None]:
+    """Makes the `allennlp` command's changes to AllenNLP (`framework.COMMAND`) in this test
+    when called, each undone after it."""
+    import importlib
+
+    from elmo_plugin.allennlp.framework import COMMAND, REPLACEMENTS, install
+
+    def make() -> None:
+        for row in REPLACEMENTS:
+            if row.when == COMMAND:
+                module = importlib.import_module(row.module)
+                monkeypatch.setattr(module, row.name, getattr(module, row.name))
+        install(COMMAND)
+
+    return make
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from elmo_plugin import config_imports
+from elmo_plugin.allennlp.framework import CONFIG_LOADER, install
 from tests.paths import FIXTURES, PROJECT_ROOT
 
 USER_CONFIG = """
@@ -77,7 +77,7 @@ def _run(code, user):
 def test_params_from_file_and_train_model_from_file_resolve_our_blocks_after_import(tmp_path):
     user = _user_directory(tmp_path)
     assert not str(user).startswith(str(PROJECT_ROOT))
-    result = _run(LOAD_AND_TRAIN.replace("IMPORT_PLUGIN", "import elmo_plugin"), user)
+    result = _run(LOAD_AND_TRAIN.replace("IMPORT_PLUGIN", "import elmo_plugin.allennlp"), user)
     assert result.returncode == 0, result.stderr[-5000:]
     assert "embedder elmo" in result.stdout and "trained True" in result.stdout
 
@@ -92,9 +92,9 @@ def test_without_the_import_the_block_is_not_found(tmp_path):
 def test_the_wrapper_is_idempotent():
     from allennlp.common import params
 
-    config_imports.enable_config_imports()
+    install(CONFIG_LOADER)
     wrapped = params.evaluate_file, params.evaluate_snippet, params.cached_path
-    config_imports.enable_config_imports()
+    install(CONFIG_LOADER)
     assert (params.evaluate_file, params.evaluate_snippet, params.cached_path) == wrapped
 
 
@@ -104,7 +104,7 @@ BLOCK = "elmo_plugin/training_configs/common/elmo.libsonnet"
 def _evaluate(snippet, **kwargs):
     from allennlp.common import params
 
-    config_imports.enable_config_imports()
+    install(CONFIG_LOADER)
     return json.loads(params.evaluate_snippet("snippet", snippet, **kwargs))
 
 

@@ -72,3 +72,47 @@ def test_the_device_is_decided_in_at_most_three_library_files():
         if DEVICE_CHECK.search(path.read_text(encoding="utf-8"))
     )
     assert len(deciding) <= 3, deciding
+
+
+def _module_imports(path: Path) -> Dict[str, Set[str]]:
+    """Each `elmo_plugin.elmo.formats` module imported by `path`, at the top and in functions."""
+    found: Dict[str, Set[str]] = {"top": set(), "function": set()}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_functions = {
+        id(node)
+        for function in ast.walk(tree)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in ast.walk(function)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("elmo_plugin.elmo.formats"):
+                found["function" if id(node) in in_functions else "top"].add(node.module)
+    return found
+
+
+def test_formats_import_one_another_without_a_cycle_or_a_hidden_import():
+    formats = CORE / "formats"
+    modules = {
+        "elmo_plugin." + ".".join(p.relative_to(PROJECT_ROOT).with_suffix("").parts): p
+        for p in formats.rglob("*.py")
+    }
+    graph = {name: _module_imports(path)["top"] & set(modules) for name, path in modules.items()}
+    # A cycle hidden by importing inside a function is a cycle too.
+    hidden = {
+        name: _module_imports(path)["function"]
+        for name, path in modules.items()
+        if _module_imports(path)["function"]
+    }
+    assert not hidden
+    done: Set[str] = set()
+
+    def visit(name: str, path: tuple) -> None:
+        assert name not in path, " -> ".join(path + (name,))
+        if name not in done:
+            for imported in graph[name]:
+                visit(imported, path + (name,))
+            done.add(name)
+
+    for name in graph:
+        visit(name, ())

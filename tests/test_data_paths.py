@@ -1,6 +1,6 @@
 """The packaged configs read their data under the folder a user names in ELMO_PLUGIN_DATA (or
 the files named by overrides), never a folder the user did not name; unset, a reader's error
-names the variable, the overrides and the files expected (elmo_plugin/data_paths.py)."""
+names the variable, the overrides and the files expected (elmo_plugin/allennlp/data_paths.py)."""
 
 import glob
 import json
@@ -9,10 +9,10 @@ import os
 import pytest
 from allennlp.common import Params, params
 
-from elmo_plugin.data_paths import DATA_OVERRIDES, DATA_VARIABLE, data_files
+from elmo_plugin.allennlp.data_paths import DATA_OVERRIDES, DATA_VARIABLE, data_files
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.ner.dataset_readers.conll2003_ner import Conll2003NerReader
-from elmo_plugin.tasks.reading import check_data_file
+from elmo_plugin.allennlp.tasks.ner.dataset_readers.conll2003_ner import Conll2003NerReader
+from elmo_plugin.allennlp.tasks.reading import check_data_file
 from tests.paths import TRAINING_CONFIGS
 
 PACKAGED_NER = "elmo_plugin://training_configs/ner/ner_elmo.jsonnet"
@@ -92,7 +92,7 @@ def test_set_a_missing_file_names_the_files_expected_under_the_folder(tmp_path, 
 
 
 def test_unset_the_bilm_corpus_names_the_variable_and_the_corpus_files(monkeypatch):
-    from elmo_plugin.lm.dataset_readers.bilm_corpus import BilmCorpusReader
+    from elmo_plugin.allennlp.lm.dataset_readers.bilm_corpus import BilmCorpusReader
 
     monkeypatch.delenv(DATA_VARIABLE, raising=False)
     train = Params.from_file("elmo_plugin://training_configs/bilm/bilm_wikipedia_cpu.jsonnet")[

@@ -9,7 +9,7 @@ import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.modules.elmo import batch_to_ids
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from elmo_plugin.elmo import Elmo, ElmoCharacterEncoder
 
 CUDA = pytest.mark.gpu  # skipped without a CUDA device (tests/conftest.py)

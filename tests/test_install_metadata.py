@@ -13,7 +13,16 @@ import torch
 from tests.paths import PROJECT_ROOT
 from tests.wheels import build_project_wheel
 
-TOOLS = {"pytest", "hypothesis", "black", "flake8", "mypy", "datasets", "setuptools"}
+TOOLS = {
+    "pytest",
+    "pytest-xdist",
+    "hypothesis",
+    "black",
+    "flake8",
+    "mypy",
+    "datasets",
+    "setuptools",
+}
 
 
 def _name(requirement: str) -> str:

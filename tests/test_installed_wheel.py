@@ -102,7 +102,6 @@ def test_the_wheel_carries_configs_and_the_shipped_bilm_at_a_sensible_size(insta
     _, _, _, site = installed
     package = site / "elmo_plugin"
     assert (package / "training_configs" / "common" / "elmo.libsonnet").is_file()
-    assert (site / "elmo_plugin_allennlp.pth").is_file()
     shipped = package / "pretrained" / "elmo_wikipedia_512x128"
     names = {path.name for path in shipped.iterdir()}
     assert {"options.json", "weights.hdf5", "vocab.txt", "softmax.hdf5", "README.md"} <= names
@@ -126,7 +125,7 @@ def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by
         "".join(json.dumps({"text": text, "label": label}) + "\n" for text, label in TEXTS)
     )
     train = (
-        "import elmo_plugin\nfrom allennlp.commands.train import train_model_from_file\n"
+        "import elmo_plugin.allennlp\nfrom allennlp.commands.train import train_model_from_file\n"
         "train_model_from_file('user.jsonnet', 'run')"
     )
     _run([str(python), "-c", train], work, env)
@@ -148,6 +147,8 @@ def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by
             "ner",
             "-o",
             json.dumps(overrides),
+            "--include-package",
+            "elmo_plugin",
         ],
         work,
         env,
@@ -155,11 +156,21 @@ def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by
     assert "test_f1-measure-overall" in json.loads((work / "ner" / "metrics.json").read_text())
 
 
+def test_the_wheel_holds_elmo_plugin_alone_and_nothing_run_at_start_up(installed):
+    """No .pth, no top-level module but the package: nothing of ours runs when Python starts."""
+    _, _, _, site = installed
+    record = next(site.glob("elmo_plugin-*.dist-info")) / "RECORD"
+    tops = {line.split(",")[0].split("/")[0] for line in record.read_text().splitlines()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"elmo_plugin"}
+    assert not [line for line in record.read_text().splitlines() if ".pth," in line]
+
+
 def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bilm(installed):
     python, env, user, site = installed
-    allennlp = str(python.parent / "allennlp")
-    help_text = _run([allennlp, "--help"], user, env)
-    assert all(command in help_text for command in ["elmo-embed", "elmo-export", "elmo-perplexity"])
+    allennlp = [str(python.parent / "allennlp")]
+    plugin = ["--include-package", "elmo_plugin"]
+    for command in ["elmo-embed", "elmo-export", "elmo-perplexity"]:
+        assert f"usage: {command}" in _run([str(python.parent / command), "--help"], user, env)
     assert "/site-packages/elmo_plugin/" in _run(
         [str(python), "-c", "import elmo_plugin; print(elmo_plugin.__file__)"], user, env
     )
@@ -167,8 +178,7 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
     (user / "sentences.txt").write_text("a good film .\nthe cat sat\n")
     _run(
         [
-            allennlp,
-            "elmo-embed",
+            str(python.parent / "elmo-embed"),
             "sentences.txt",
             "vectors.hdf5",
             "--options-file",
@@ -183,8 +193,7 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
         assert vectors["0"].shape == (3, 4, 256)
     _run(
         [
-            allennlp,
-            "elmo-perplexity",
+            str(python.parent / "elmo-perplexity"),
             "elmo_plugin://pretrained/elmo_wikipedia_512x128",
             "sentences.txt",
             "--output-file",
@@ -200,19 +209,20 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
     (user / "train.jsonl").write_text(
         "".join(json.dumps({"text": text, "label": label}) + "\n" for text, label in TEXTS)
     )
-    _run([allennlp, "train", "user.jsonnet", "-s", "run"], user, env)
+    _run(allennlp + ["train", "user.jsonnet", "-s", "run", *plugin], user, env)
     (user / "predict.jsonl").write_text(
         "".join(json.dumps({"sentence": t}) + "\n" for t, _ in TEXTS)
     )
-    predict = [allennlp, "predict", "run/model.tar.gz", "predict.jsonl", "--output-file"]
-    _run(predict + ["before.jsonl", "--silent"], user, env)
+    predict = allennlp + ["predict", "run/model.tar.gz", "predict.jsonl", "--output-file"]
+    _run(predict + ["before.jsonl", "--silent", *plugin], user, env)
 
     shutil.rmtree(site / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128")
     elsewhere = user / "elsewhere"
     elsewhere.mkdir()
     _run(
         predict[:2]
-        + ["../run/model.tar.gz", "../predict.jsonl", "--output-file", "after.jsonl", "--silent"],
+        + ["../run/model.tar.gz", "../predict.jsonl", "--output-file", "after.jsonl", "--silent"]
+        + plugin,
         elsewhere,
         env,
     )
@@ -225,22 +235,16 @@ def test_from_outside_the_clone_commands_train_embed_and_predict_without_the_bil
     assert after == before
 
     _run(
-        [
-            allennlp,
-            "evaluate",
-            "../run/model.tar.gz",
-            "../train.jsonl",
-            "--output-file",
-            "metrics.json",
-        ],
+        allennlp
+        + ["evaluate", "../run/model.tar.gz", "../train.jsonl", "--output-file", "metrics.json"]
+        + plugin,
         elsewhere,
         env,
     )
     assert "accuracy" in json.loads((elsewhere / "metrics.json").read_text())
     _run(
         [
-            allennlp,
-            "elmo-embed",
+            str(python.parent / "elmo-embed"),
             "../sentences.txt",
             "from_archive.hdf5",
             "--archive",
@@ -271,7 +275,8 @@ def test_the_installed_command_refuses_an_archive_that_writes_outside(installed,
             evil.addfile(info, io.BytesIO(b"{}"))
     (user / "one.jsonl").write_text('{"sentence": "a"}\n')
     result = subprocess.run(
-        [str(python.parent / "allennlp"), "predict", str(archive), "one.jsonl"],
+        [str(python.parent / "allennlp"), "predict", str(archive), "one.jsonl"]
+        + ["--include-package", "elmo_plugin"],
         cwd=user,
         env=env,
         capture_output=True,

@@ -10,9 +10,9 @@ from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import Elmo
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.lm.models import BilmLanguageModel
+from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from tests.paths import FIXTURES, PROJECT_ROOT, TRAINING_CONFIGS
 
 SHIPPED = PROJECT_ROOT / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128"

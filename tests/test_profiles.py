@@ -10,7 +10,7 @@ import pytest
 from allennlp.commands.train import train_model_from_file
 from allennlp.training.callbacks import TrainerCallback
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from tests.profile_archives import ARCHIVES, predict
 
 # ner_elmo's ELMo token embedder, as a config path.

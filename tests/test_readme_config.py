@@ -12,7 +12,7 @@ from allennlp.commands import main
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 
-import elmo_plugin  # noqa: F401  (registers the blocks' names and resolves their imports)
+import elmo_plugin.allennlp  # noqa: F401  (registers the blocks' names and resolves their imports)
 from tests.paths import PROJECT_ROOT
 
 BLOCK_IMPORT = 'local elmo = import "elmo_plugin/training_configs/common/elmo.libsonnet";'

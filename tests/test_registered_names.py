@@ -17,7 +17,7 @@ def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):
     from allennlp.models import Model
     from allennlp.modules.token_embedders import TokenEmbedder
 
-    from elmo_plugin.modules import ElmoTokenEmbedder
+    from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 
     assert Model.by_name("crf_tagger").__module__.startswith("allennlp_models")  # really loaded
     assert TokenEmbedder.by_name("elmo") is ElmoTokenEmbedder

@@ -1,7 +1,8 @@
 """An archive of a model that holds ELMo, as an `Elmo` module (SNLI's and SQuAD's ELMo at the
 input and the output) or as the `elmo` embedder (NER's), carries its biLM, weights and options,
 with nothing written by hand: after the biLM files it was trained from are deleted,
-`Predictor.from_path` after `import elmo_plugin` predicts the same from another directory."""
+`Predictor.from_path` after `import elmo_plugin.allennlp` predicts the same from another directory.
+"""
 
 import json
 import shutil
@@ -9,10 +10,10 @@ import shutil
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-import elmo_plugin  # noqa: F401  (the one documented import: registers every task)
-from elmo_plugin.archives import bilm_from_archive
+import elmo_plugin.allennlp  # noqa: F401  (the one documented import: registers every task)
+from elmo_plugin.allennlp.archives import bilm_from_archive
 from elmo_plugin.elmo.modules.elmo import OPTIONS_NAMESPACE
-from elmo_plugin.tasks.ner.predictors import ConllNerPredictor
+from elmo_plugin.allennlp.tasks.ner.predictors import ConllNerPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL
 from tests.tasks.snli.snli_small_overrides import SMALL

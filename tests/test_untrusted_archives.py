@@ -11,7 +11,7 @@ import tarfile
 import pytest
 import torch
 
-from elmo_plugin.archives import check_members, install_archive_check, load_checked_archive
+from elmo_plugin.allennlp.archives import check_members, load_checked_archive
 from elmo_plugin.elmo.errors import ConfigurationError
 from tests.paths import FIXTURES, PROJECT_ROOT
 
@@ -109,14 +109,12 @@ def test_elmo_embed_archive_is_checked(monkeypatch, tmp_path):
     assert os.listdir(outside) == []
 
 
-def test_predictor_from_path_is_checked_once_the_check_is_installed(monkeypatch, tmp_path):
-    from allennlp.models import archival
+def test_predictor_from_path_is_checked_once_the_check_is_installed(command_changes, tmp_path):
     from allennlp.predictors import Predictor
 
-    monkeypatch.setattr(archival, "extracted_archive", archival.extracted_archive)  # undone after
     outside, cases = _escapes(tmp_path)
     archive = _evil_archive(tmp_path / "evil.tar.gz", *cases["absolute"])
-    install_archive_check()
+    command_changes()
     with pytest.raises(ConfigurationError, match="evil.tar.gz: member"):
         Predictor.from_path(archive, "conll_ner")
     assert os.listdir(outside) == []
@@ -146,22 +144,18 @@ def test_the_allennlp_command_checks_archives(tmp_path, command, how):
     assert os.listdir(outside) == []
 
 
-def test_an_archive_member_path_extracted_by_cached_path_is_checked(monkeypatch, tmp_path):
+def test_an_archive_member_path_extracted_by_cached_path_is_checked(command_changes, tmp_path):
     """`cached_path("x.tar.gz!member", extract_archive=True)` (AllenNLP's vocabulary, sharded
     readers, `diff`) extracts the whole archive with the `cached_path` package's own check,
     which compares name prefixes: `../pathtest-x` passes it (its test directory is
     `pathtest`) and lands beside the extraction directory. Once installed, ours refuses it."""
-    import cached_path._cached_path as package
     from allennlp.common.file_utils import cached_path
-    from allennlp.models import archival
 
-    monkeypatch.setattr(archival, "extracted_archive", archival.extracted_archive)  # undone after
-    monkeypatch.setattr(package, "check_tarfile", package.check_tarfile)
     archive = tmp_path / "data.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         for info, data in [_member("train.txt"), _member("../pathtest-escaped.txt")]:
             tar.addfile(info, data)
-    install_archive_check()
+    command_changes()
     with pytest.raises(ConfigurationError, match=r"member '../pathtest-escaped.txt'"):
         cached_path(f"{archive}!train.txt", cache_dir=tmp_path / "cache", extract_archive=True)
     assert not (tmp_path / "cache" / "pathtest-escaped.txt").exists()

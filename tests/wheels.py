@@ -15,8 +15,6 @@ PACKAGE_FILES = [
     "setup.py",
     "pyproject.toml",
     "README.md",
-    "_elmo_plugin_allennlp.py",
-    "elmo_plugin_allennlp.pth",
     "elmo_plugin",
     "training_configs",
 ]

@@ -4,8 +4,8 @@ importing only those before it: the one error (`errors`), how the biLM runs (`ex
 biLM itself (`bilm`: the character ids and encoder, the LSTM and its execution paths, and
 `ElmoBiLm`), the bilm-tf format, the loaders and published names (`formats`), and the `Elmo`
 module, the scalar mix, the activation cache and the layer weights (`modules`). It imports
-nothing else of `elmo_plugin`; the AllenNLP plugin layer (`elmo_plugin.modules`,
-`elmo_plugin.training`, the commands, `lm` and the tasks) builds on it.
+nothing else of `elmo_plugin`; the AllenNLP plugin layer (`elmo_plugin.allennlp.modules`,
+`elmo_plugin.allennlp.training`, the commands, `lm` and the tasks) builds on it.
 """
 
 from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder

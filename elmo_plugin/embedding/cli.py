@@ -29,6 +29,7 @@ from elmo_plugin.embedding.threads import usable_cpus
 logger = logging.getLogger(__name__)
 
 DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
+EPILOG = "--archive MODEL_TAR_GZ: the biLM of a trained model instead (needs AllenNLP)."
 
 
 def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsContainer) -> None:
@@ -174,7 +175,7 @@ def _use_usable_threads(cuda_device: int, local_processes: int) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(prog="elmo-embed", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog="elmo-embed", description=DESCRIPTION, epilog=EPILOG)
     add_arguments(parser, parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")

@@ -1,5 +1,5 @@
-"""The `allennlp` command with the plugin (elmo_plugin/command_checks.py): a CUDA device that is
-not there is one error naming the flag or key, and `predict --silent` logs no INFO lines."""
+"""The `allennlp` command with the plugin (elmo_plugin/allennlp/command_checks.py): a CUDA device
+that is not there is one error naming the flag or key, and `predict --silent` logs no INFO lines."""
 
 import json
 import logging
@@ -88,12 +88,11 @@ def test_predict_silent_logs_no_info_lines(sentences, tmp_path, monkeypatch, cap
 
 
 def test_a_users_error_ends_the_command_in_one_line(capsys, monkeypatch):
-    from elmo_plugin.command_checks import install_one_line_errors
+    from elmo_plugin.allennlp.command_checks import one_line_errors
 
-    # What loading the plugin does (`elmo_plugin.allennlp_command`), from Python's own hook:
+    # What loading the plugin in the command does (`framework.COMMAND`), from Python's own hook:
     # an earlier test may have loaded the plugin and had the hook replaced since.
-    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
-    install_one_line_errors()
+    monkeypatch.setattr(sys, "excepthook", one_line_errors(sys.__excepthook__))
     monkeypatch.delenv("ALLENNLP_DEBUG", raising=False)
     error = ConfigurationError("elmo_plugin://published/x/weights.hdf5: cannot reach the host")
     sys.excepthook(ConfigurationError, error, None)

@@ -14,15 +14,15 @@ from allennlp.modules.elmo import _ElmoBiLm as AllenNlpElmoBiLm
 from allennlp.modules.elmo import batch_to_ids
 from allennlp.modules.token_embedders import ElmoTokenEmbedder as AllenNlpElmoTokenEmbedder
 
-import elmo_plugin.commands  # noqa: F401
-import elmo_plugin.lm  # noqa: F401
+import elmo_plugin.allennlp.commands  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
 from elmo_plugin.elmo import Elmo, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.lm.models import BilmLanguageModel
-from elmo_plugin.lm.perplexity import held_out_perplexity, language_model_from_export
-from elmo_plugin.modules import ElmoTokenEmbedder
+from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.allennlp.lm.models import BilmLanguageModel
+from elmo_plugin.allennlp.lm.perplexity import held_out_perplexity, language_model_from_export
+from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp, tensorize
 
 SENTENCES = "fixtures/lm/sentences.txt"
@@ -230,7 +230,7 @@ def test_elmo_perplexity_reads_the_shipped_bilm_from_any_directory(tmp_path, mon
 
 
 def test_export_refuses_to_write_over_its_own_archive(tmp_path):
-    from elmo_plugin.lm.export import export_bilm
+    from elmo_plugin.allennlp.lm.export import export_bilm
 
     archive = tmp_path / "weights.hdf5"  # an archive given a name the export writes
     archive.write_bytes(b"refused before it is read")

@@ -10,13 +10,13 @@ import numpy
 import pytest
 import torch
 
-import elmo_plugin.commands  # noqa: F401
-import elmo_plugin.lm  # noqa: F401
-from elmo_plugin.archives import bilm_from_archive
+import elmo_plugin.allennlp.commands  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
+from elmo_plugin.allennlp.archives import bilm_from_archive
 from elmo_plugin.elmo import batch_to_ids, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
-from elmo_plugin.elmo.formats.onnx_efml import onnx_inputs
+from elmo_plugin.elmo.formats.onnx.efml import onnx_inputs
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from tests.lm.conftest import allennlp_train, one_file_corpus, run_allennlp
 from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS

@@ -9,14 +9,14 @@ import threading
 import pytest
 import torch
 
-import elmo_plugin.commands  # noqa: F401
+import elmo_plugin.allennlp.commands  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats import exports, file_sets
-from elmo_plugin.lm import export as export_module
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
-from elmo_plugin.lm.export import export_bilm
-from elmo_plugin.lm.models import BilmLanguageModel
-from elmo_plugin.lm.perplexity import language_model_from_export
+from elmo_plugin.allennlp.lm import export as export_module
+from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.allennlp.lm.export import export_bilm
+from elmo_plugin.allennlp.lm.models import BilmLanguageModel
+from elmo_plugin.allennlp.lm.perplexity import language_model_from_export
 from tests.lm.conftest import run_allennlp
 
 KILLED = 9
@@ -229,7 +229,7 @@ def test_an_export_without_softmax_over_one_with_it_leaves_no_silent_mix(tmp_pat
 
 
 def test_perplexity_output_in_a_missing_directory_fails_before_the_work(tmp_path, monkeypatch):
-    from elmo_plugin.lm import perplexity
+    from elmo_plugin.allennlp.lm import perplexity
 
     def evaluated(*args):
         raise AssertionError("evaluated before the output was checked")

@@ -28,7 +28,7 @@ def test_elmo_embed_refuses_to_write_over_the_shipped_weights_named_by_package(m
 
 
 def test_elmo_perplexity_refuses_to_write_over_the_shipped_vocabulary(monkeypatch):
-    from elmo_plugin.lm import perplexity
+    from elmo_plugin.allennlp.lm import perplexity
 
     def never(*args, **kwargs):
         raise AssertionError("the check must come before the evaluation")

@@ -9,7 +9,7 @@ import pytest
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 
-import elmo_plugin  # noqa: F401  (registers the elmo embedder and the callback)
+import elmo_plugin.allennlp  # noqa: F401  (registers the elmo embedder and the callback)
 from tests.paths import TRAINING_CONFIGS
 
 BLOCK = os.path.join(TRAINING_CONFIGS, "common", "elmo.libsonnet")

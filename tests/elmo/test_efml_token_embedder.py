@@ -19,12 +19,12 @@ from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, TokenIndexe
 from allennlp.modules.text_field_embedders import TextFieldEmbedder
 from allennlp.modules.token_embedders import TokenEmbedder
 
-import elmo_plugin.modules  # noqa: F401
+import elmo_plugin.allennlp.modules  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder
 from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
-from elmo_plugin.modules import ElmoTokenEmbedder
+from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 from tests.paths import FIXTURES
 
 MODEL = str(FIXTURES / "efml" / "model")

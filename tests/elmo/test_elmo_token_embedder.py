@@ -21,7 +21,7 @@ from elmo_plugin.elmo import (
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.modules import ElmoTokenEmbedder
+from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 
 
 def embedder_params(elmo_options, elmo_weights, **extra):

@@ -9,7 +9,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo import ConfigurationError, Execution
-from elmo_plugin.modules import ElmoTokenEmbedder
+from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 
 SHIPPED = "elmo_plugin://pretrained/elmo_wikipedia_512x128"
 SENTENCES = [["The", "cat", "sat", "."], ["A", "dog", "barked", "at", "the", "cat", "."], ["Hi"]]

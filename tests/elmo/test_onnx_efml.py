@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from elmo_plugin.elmo import Elmo
-from elmo_plugin.elmo.formats import onnx_efml_tokenizer
+from elmo_plugin.elmo.formats.onnx import efml_tokenizer as onnx_efml_tokenizer
 from elmo_plugin.elmo.formats.efml import EfmlBiLm, load_efml_bilm
 from elmo_plugin.elmo.formats.efml.directory import TOKEN_EMBEDDER_WEIGHTS, WORD_TABLE
-from elmo_plugin.elmo.formats.onnx_efml import (
+from elmo_plugin.elmo.formats.onnx.efml import (
     CHARACTERS_KEY,
     WORDS_KEY,
     onnx_inputs,
@@ -84,7 +84,7 @@ def _run(session, ids):
 
 
 def _export(bilm, path, **kwargs):
-    from elmo_plugin.elmo.formats.onnx_export import export_onnx
+    from elmo_plugin.elmo.formats.onnx.export import export_onnx
 
     return export_onnx(bilm, str(path), **kwargs)
 
@@ -92,7 +92,7 @@ def _export(bilm, path, **kwargs):
 @needs_onnx
 @pytest.mark.parametrize("name", ["words", "no_words"])
 def test_onnx_runtime_gives_our_elmo_outputs(name, without_words, tmp_path):
-    from elmo_plugin.elmo.formats.onnx_export import ScalarMixWeights, parameter_bytes
+    from elmo_plugin.elmo.formats.onnx.export import ScalarMixWeights, parameter_bytes
 
     elmo = Elmo(_model(name, without_words), dropout=0.0, scalar_mix_parameters=MIX)
     elmo.scalar_mixes[0].gamma.data.fill_(0.5)
@@ -170,7 +170,7 @@ RUNNER = """
     for name in ("torch", "allennlp", "elmo_plugin"):
         assert importlib.util.find_spec(name) is None, f"{name} is importable"
     import numpy, onnxruntime
-    from onnx_efml_tokenizer import EfmlTokenizer
+    from efml_tokenizer import EfmlTokenizer
     model, sentences, output = sys.argv[1:]
     session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
     metadata = session.get_modelmeta().custom_metadata_map

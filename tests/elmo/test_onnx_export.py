@@ -1,4 +1,4 @@
-"""The ONNX export (`elmo_plugin.elmo.formats.onnx_export`) gives our `Elmo`'s numbers in ONNX
+"""The ONNX export (`elmo_plugin.elmo.formats.onnx.export`) gives our `Elmo`'s numbers in ONNX
 Runtime, with its recurrence a loop, and runs where there is no torch and no AllenNLP."""
 
 import importlib.util
@@ -14,7 +14,7 @@ import torch
 
 from elmo_plugin.elmo import Elmo, ElmoBiLm, batch_to_ids, load_bilm, read_options
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats import onnx_tokenizer
+from elmo_plugin.elmo.formats.onnx import tokenizer as onnx_tokenizer
 from elmo_plugin.elmo.modules.elmo import remove_sentence_boundaries
 from tests.paths import PROJECT_ROOT
 
@@ -46,7 +46,7 @@ def _run_onnx(path, ids):
 
 
 def _export(bilm, path, **kwargs):
-    from elmo_plugin.elmo.formats.onnx_export import export_onnx
+    from elmo_plugin.elmo.formats.onnx.export import export_onnx
 
     return export_onnx(bilm, str(path), **kwargs)
 
@@ -58,7 +58,7 @@ def _export(bilm, path, **kwargs):
     ids=["bilm_tf_test_model", "shipped_bilm"],
 )
 def test_onnx_runtime_gives_our_elmo_outputs(files, batch, tmp_path):
-    from elmo_plugin.elmo.formats.onnx_export import ScalarMixWeights, parameter_bytes
+    from elmo_plugin.elmo.formats.onnx.export import ScalarMixWeights, parameter_bytes
 
     options, weights = (
         (str(SHIPPED / "options.json"), str(SHIPPED / "weights.hdf5"))
@@ -111,7 +111,7 @@ def test_with_sentence_boundaries_the_outputs_are_the_bilms_activations(batch, t
 
 @needs_onnx
 def test_what_the_export_cannot_represent_is_an_error(tmp_path):
-    from elmo_plugin.elmo.formats.onnx_export import ScalarMixWeights
+    from elmo_plugin.elmo.formats.onnx.export import ScalarMixWeights
 
     options = str(PROJECT_ROOT / "fixtures/elmo/options.json")
     with pytest.raises(ConfigurationError, match="stateful"):
@@ -129,7 +129,7 @@ def test_what_the_export_cannot_represent_is_an_error(tmp_path):
 
 
 def test_without_onnx_the_error_names_the_extra(monkeypatch, tmp_path):
-    from elmo_plugin.elmo.formats.onnx_export import export_onnx
+    from elmo_plugin.elmo.formats.onnx.export import export_onnx
 
     monkeypatch.setitem(sys.modules, "onnx", None)  # what an absent package imports as
     bilm = load_bilm(str(PROJECT_ROOT / "fixtures/elmo/options.json"), None)
@@ -151,7 +151,7 @@ RUNNER = """
     for name in ("torch", "allennlp", "elmo_plugin"):
         assert importlib.util.find_spec(name) is None, f"{name} is importable"
     import numpy, onnxruntime
-    from onnx_tokenizer import sentences_to_ids
+    from tokenizer import sentences_to_ids
     model, sentences, output = sys.argv[1:]
     with open(sentences) as handle:
         ids = sentences_to_ids(json.load(handle))

@@ -189,7 +189,7 @@ def test_a_corrupt_member_is_a_clear_error(tmp_path):
 
 
 def test_elmo_perplexity_says_a_zip_holds_no_softmax(tmp_path):
-    from elmo_plugin.lm.perplexity import export_perplexity
+    from elmo_plugin.allennlp.lm.perplexity import export_perplexity
 
     archive = _zip(tmp_path / "209.zip", BILM_TF)
     with pytest.raises(ConfigurationError, match="holds a biLM without its softmax"):

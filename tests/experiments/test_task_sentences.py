@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
-from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from elmo_plugin.allennlp.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from tests.fields import tokens_of
 from tests.paths import PROJECT_ROOT
 

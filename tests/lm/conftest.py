@@ -8,7 +8,7 @@ import pytest
 from allennlp.commands import main
 from allennlp.data import Batch, Instance, Vocabulary
 
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
 
 # A biLM small enough to train in seconds: the full architecture (character CNN, highway,
 # projection, two LSTM layers with projections, clipping and a residual connection).

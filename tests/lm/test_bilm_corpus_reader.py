@@ -7,7 +7,7 @@ import pytest
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
 
 SENTENCES = "fixtures/lm/sentences.txt"
 

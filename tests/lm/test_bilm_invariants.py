@@ -6,7 +6,7 @@ import pytest
 import torch
 from allennlp.data import Batch
 
-import elmo_plugin.lm  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM, one_file_corpus
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.training_helpers import FIXTURE_BILM

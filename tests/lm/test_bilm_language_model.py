@@ -12,9 +12,9 @@ from allennlp.training.optimizers import Optimizer
 from elmo_plugin.elmo import save_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.lm.models import BilmLanguageModel
+from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from tests.fields import tokens_of
 from tests.lm.conftest import tensorize
 
@@ -279,7 +279,7 @@ def test_the_execution_is_asked_for_by_the_config(tiny_bilm):
 
 def test_lane_states_keep_a_lanes_later_window_and_grow_without_the_scratch_slot():
     from elmo_plugin.elmo.bilm.lstm.module import LstmState
-    from elmo_plugin.lm.models.bilm_language_model import _LaneStates
+    from elmo_plugin.allennlp.lm.models.bilm_language_model import _LaneStates
 
     def state(values):  # (layers=1, lanes, 1): one number a lane
         column = torch.tensor(values, dtype=torch.float).view(1, -1, 1)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from elmo_plugin.elmo.execution.compute_dtype import cpu_has_native_bfloat16
-from elmo_plugin.lm.modules.chunked_logsumexp import chunked_logsumexp
+from elmo_plugin.allennlp.lm.modules.chunked_logsumexp import chunked_logsumexp
 
 
 def _masked_positions(row_keys, column_keys):

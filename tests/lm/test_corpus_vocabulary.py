@@ -3,7 +3,7 @@ from allennlp.common import Params
 from allennlp.data import Vocabulary
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.lm.corpus_vocabulary import CorpusVocabulary
+from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
 
 
 def _corpus(tmp_path):

@@ -8,7 +8,7 @@ import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.training.callbacks import TrainerCallback
 
-import elmo_plugin.lm  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM
 from tests.training.batch_callbacks import TrainedBatchCallback
 
@@ -54,7 +54,7 @@ def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkey
         "training_configs/bilm/bilm_tiny.jsonnet",
         str(tmp_path / "run"),
         overrides=json.dumps(overrides),
-        include_package=["elmo_plugin.lm", "tests.lm.test_distributed"],
+        include_package=["elmo_plugin.allennlp.lm", "tests.lm.test_distributed"],
     )
     metrics = json.load(open(tmp_path / "run" / "metrics.json"))
     assert metrics["epoch"] == 1
@@ -92,7 +92,7 @@ def test_recover_in_distributed_training_restores_no_random_states_and_says_why(
             "training_configs/bilm/bilm_tiny.jsonnet",
             str(run),
             overrides=json.dumps(overrides),
-            include_package=["elmo_plugin.lm"],
+            include_package=["elmo_plugin.allennlp.lm"],
             recover=recover,
         )
         if not recover:

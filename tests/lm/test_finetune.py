@@ -7,11 +7,11 @@ import os
 import torch
 from allennlp.models.archival import load_archive
 
-import elmo_plugin.commands  # noqa: F401
-import elmo_plugin.lm  # noqa: F401
+import elmo_plugin.allennlp.commands  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
 from elmo_plugin.elmo import load_bilm
-from elmo_plugin.lm.models import BilmLanguageModel
-from elmo_plugin.lm.perplexity import held_out_perplexity, language_model_from_export
+from elmo_plugin.allennlp.lm.models import BilmLanguageModel
+from elmo_plugin.allennlp.lm.perplexity import held_out_perplexity, language_model_from_export
 from tests.lm.conftest import TINY_BILM, allennlp_train, run_allennlp
 
 CAPTIONS_TRAIN = "fixtures/lm/captions_train.txt"

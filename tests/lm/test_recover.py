@@ -10,7 +10,7 @@ import torch
 from allennlp.commands import main
 from allennlp.training.callbacks import TrainerCallback
 
-import elmo_plugin.lm  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM
 from tests.training.batch_callbacks import TrainedBatchCallback, interrupt_once_at
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from allennlp.modules.sampled_softmax_loss import SampledSoftmaxLoss
 
-from elmo_plugin.lm.modules import SampledSoftmax, log_uniform_candidates
+from elmo_plugin.allennlp.lm.modules import SampledSoftmax, log_uniform_candidates
 
 
 def _sequential_draws(num_words, num_samples, uniforms):
@@ -44,7 +44,7 @@ def test_sampled_loss_equals_allennlps_for_the_same_draws(monkeypatch):
         ours.bias.copy_(their_bias)
     draws = log_uniform_candidates(500, 50, numpy.random.RandomState(3))
     monkeypatch.setattr(
-        "elmo_plugin.lm.modules.sampled_softmax.log_uniform_candidates", lambda *a: draws
+        "elmo_plugin.allennlp.lm.modules.sampled_softmax.log_uniform_candidates", lambda *a: draws
     )
     theirs.choice_func = lambda *a: draws
     embeddings = torch.randn(30, 8, requires_grad=True)

@@ -12,9 +12,9 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
-import elmo_plugin.lm  # noqa: F401
+import elmo_plugin.allennlp.lm  # noqa: F401
 from elmo_plugin.elmo.formats.published_sizes import published_options
-from elmo_plugin.lm.models import BilmLanguageModel
+from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
 CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"

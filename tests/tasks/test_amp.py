@@ -6,7 +6,7 @@ tests/test_devices.py trains with AMP on CUDA where there is one."""
 import pytest
 import torch
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from elmo_plugin.elmo import Elmo
 from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm
 from tests.tasks.training_helpers import (

@@ -5,7 +5,7 @@ import torch
 from allennlp.data import Vocabulary
 from allennlp.training.metrics import SpanBasedF1Measure
 
-from elmo_plugin.tasks.decoded_paths import decoded_paths_to_one_hot
+from elmo_plugin.allennlp.tasks.decoded_paths import decoded_paths_to_one_hot
 
 TAGS = ["O", "B-PER", "I-PER", "B-LOC"]
 

@@ -4,7 +4,7 @@ from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, Elmo
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.elmo_places import ElmoPlaces
+from elmo_plugin.allennlp.tasks.elmo_places import ElmoPlaces
 
 ELMO_DIM = 32
 

@@ -6,9 +6,9 @@ import re
 import pytest
 from allennlp.predictors import Predictor
 
-import elmo_plugin.tasks  # noqa: F401
+import elmo_plugin.allennlp.tasks  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.srl.predictors.deep_srl import _predicate_indices
+from elmo_plugin.allennlp.tasks.srl.predictors.deep_srl import _predicate_indices
 
 PREDICTORS = [
     "conll_ner",
@@ -78,8 +78,8 @@ def test_srl_predicates_must_be_integers_or_words(inputs, expected):
 
 
 def test_srl_and_ner_sentences_and_tokens_must_be_text():
-    from elmo_plugin.tasks.ner.predictors.conll_ner import ConllNerPredictor
-    from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor
+    from elmo_plugin.allennlp.tasks.ner.predictors.conll_ner import ConllNerPredictor
+    from elmo_plugin.allennlp.tasks.srl.predictors.deep_srl import DeepSrlPredictor
 
     srl, ner = object.__new__(DeepSrlPredictor), object.__new__(ConllNerPredictor)
     ner._tokenizer = None  # the inputs are refused before any tokenizing

@@ -7,11 +7,14 @@ import pytest
 from allennlp.data.fields import TextField
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
-from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
-from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
-from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
-from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
+from elmo_plugin.allennlp.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.allennlp.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.allennlp.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.allennlp.tasks.squad.dataset_readers import SquadV1Reader
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import (
+    ConllSrlColumnsReader,
+    UniversalPropbankSrlReader,
+)
 from tests.paths import FIXTURES
 
 READERS = {

@@ -14,16 +14,19 @@ from allennlp.modules.seq2seq_encoders import PytorchSeq2SeqWrapper
 from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 
-from elmo_plugin.lm.dataset_readers import BilmCorpusReader
-from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
-from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
-from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
-from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
-from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
-from elmo_plugin.tasks.squad.predictors.squad_answer import SquadAnswerPredictor
-from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
-from elmo_plugin.tasks.srl.models import DeepSrl
-from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor
+from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
+from elmo_plugin.allennlp.tasks.coref.dataset_readers import LitbankCorefReader
+from elmo_plugin.allennlp.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.allennlp.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.allennlp.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.allennlp.tasks.squad.dataset_readers import SquadV1Reader
+from elmo_plugin.allennlp.tasks.squad.predictors.squad_answer import SquadAnswerPredictor
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import (
+    ConllSrlColumnsReader,
+    UniversalPropbankSrlReader,
+)
+from elmo_plugin.allennlp.tasks.srl.models import DeepSrl
+from elmo_plugin.allennlp.tasks.srl.predictors.deep_srl import DeepSrlPredictor
 from tests.fields import metadata_of
 from tests.paths import FIXTURES
 

@@ -9,7 +9,7 @@ import torch
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import TrainerCheckpoint
 
-from elmo_plugin.training import AtomicCheckpointer
+from elmo_plugin.allennlp.training import AtomicCheckpointer
 
 
 class _Trainer:

@@ -16,9 +16,9 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.training import Trainer
 from allennlp.training.callbacks import TrainerCallback
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.training import ExactResumeTrainer
+from elmo_plugin.allennlp.training import ExactResumeTrainer
 from tests.lm.conftest import TINY_BILM
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL

@@ -8,8 +8,11 @@ import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 
-import elmo_plugin.training.sparse_gradient_trainer as sparse_gradient_trainer
-from elmo_plugin.training.sparse_gradient_trainer import clip_gradient_norm, clip_gradient_values
+import elmo_plugin.allennlp.training.sparse_gradient_trainer as sparse_gradient_trainer
+from elmo_plugin.allennlp.training.sparse_gradient_trainer import (
+    clip_gradient_norm,
+    clip_gradient_values,
+)
 
 
 @pytest.mark.parametrize("max_norm", [0.5, 1000.0], ids=["clipped", "unclipped"])
@@ -111,7 +114,7 @@ def test_sparse_and_dense_gradient_values_clip_as_torch_clips_them_dense():
 )
 def test_bad_gradient_settings_are_refused_naming_the_key(settings, key):
     from elmo_plugin.elmo.errors import ConfigurationError
-    from elmo_plugin.training.sparse_gradient_trainer import SparseGradientDescentTrainer
+    from elmo_plugin.allennlp.training.sparse_gradient_trainer import SparseGradientDescentTrainer
 
     # Checked before anything else is built, so nothing else is needed.
     nothing: Any = None

@@ -9,11 +9,17 @@ from unittest import mock
 import pytest
 from allennlp.models.archival import load_archive
 
-import elmo_plugin.allennlp_command  # noqa: F401  (what the allennlp command imports)
 from tests.lm.conftest import TINY_BILM, one_file_corpus, run_allennlp
 
 CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"
 SENTENCES = "fixtures/lm/sentences.txt"
+
+
+@pytest.fixture(autouse=True)
+def _in_the_command(command_changes):
+    command_changes()  # what the allennlp command makes when it loads the plugin
+
+
 OVERRIDES = json.dumps(
     {
         **one_file_corpus(SENTENCES),

@@ -1,5 +1,5 @@
 // Data paths, under the folder named by the environment variable ELMO_PLUGIN_DATA (AllenNLP
-// passes the environment to jsonnet; elmo_plugin/data_paths.py gives "$ELMO_PLUGIN_DATA" when it
+// passes the environment to jsonnet; elmo_plugin/allennlp/data_paths.py gives "$ELMO_PLUGIN_DATA" when it
 // is not set, which the readers refuse naming the files expected), or name the files, e.g.
 //   allennlp train ... -o '{"train_data_path": "/data/squad/train-v1.1.json"}'
 // Each task's page in docs/ names its files and their source; the project's own runs set

@@ -1,7 +1,7 @@
 // Trainer settings shared by the task and pretraining configs.
 {
   // Checkpoints written atomically, and `--recover` exact: the same data order and random
-  // draws as an uninterrupted run (elmo_plugin/training/). The trainer is AllenNLP's
+  // draws as an uninterrupted run (elmo_plugin/allennlp/training/). The trainer is AllenNLP's
   // `gradient_descent` with an exact `--recover`; `trainer.callbacks` is free for yours.
   resumable(keep=2):: {
     type: "exact_resume_gradient_descent",

@@ -9,9 +9,9 @@ from typing import Dict, List
 
 import pytest
 
-from elmo_plugin.tasks.coref.dataset_readers.conll_coref_documents import read_documents
-from elmo_plugin.tasks.coref.metrics import Conll2012CorefScores, CorefMentionRecall
-from elmo_plugin.tasks.coref.metrics.conll2012_coref_scores import document_counts
+from elmo_plugin.allennlp.tasks.coref.dataset_readers.conll_coref_documents import read_documents
+from elmo_plugin.allennlp.tasks.coref.metrics import Conll2012CorefScores, CorefMentionRecall
+from elmo_plugin.allennlp.tasks.coref.metrics.conll2012_coref_scores import document_counts
 from tests.paths import FIXTURES
 
 CASES = FIXTURES / "coref" / "reference_scorer"

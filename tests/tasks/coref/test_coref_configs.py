@@ -17,13 +17,13 @@ from allennlp.common.util import JsonDict
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-import elmo_plugin  # noqa: F401
+import elmo_plugin.allennlp  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
-from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
-from elmo_plugin.tasks.coref.models import SpanRankingCoref
-from elmo_plugin.tasks.coref.predictors import CorefClustersPredictor
+from elmo_plugin.allennlp.tasks.coref.dataset_readers import LitbankCorefReader
+from elmo_plugin.allennlp.tasks.coref.models import SpanRankingCoref
+from elmo_plugin.allennlp.tasks.coref.predictors import CorefClustersPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.coref.coref_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import EFML_VARIANT, trained_once

@@ -10,7 +10,7 @@ from allennlp.training.metrics import Metric
 
 def test_coref_names_register_beside_allennlp_models(allennlp_models):
     import_module_and_submodules("allennlp_models.coref")
-    import_module_and_submodules("elmo_plugin.tasks.coref")
+    import_module_and_submodules("elmo_plugin.allennlp.tasks.coref")
     assert DatasetReader.by_name("litbank_coref").__name__ == "LitbankCorefReader"
     assert Model.by_name("span_ranking_coref").__name__ == "SpanRankingCoref"
     assert Predictor.by_name("coref_clusters").__name__ == "CorefClustersPredictor"

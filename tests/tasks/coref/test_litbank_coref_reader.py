@@ -8,8 +8,8 @@ from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
-from elmo_plugin.tasks.coref.dataset_readers.conll_coref_documents import (
+from elmo_plugin.allennlp.tasks.coref.dataset_readers import LitbankCorefReader
+from elmo_plugin.allennlp.tasks.coref.dataset_readers.conll_coref_documents import (
     canonical_clusters,
     read_documents,
 )

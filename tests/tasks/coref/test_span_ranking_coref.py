@@ -14,12 +14,12 @@ from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTok
 from allennlp.models import Model
 from allennlp.nn import util
 
-import elmo_plugin.tasks.coref  # noqa: F401
+import elmo_plugin.allennlp.tasks.coref  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.coref.dataset_readers import LitbankCorefReader
-from elmo_plugin.tasks.coref.models.factored_pair_layer import FactoredPairLayer
-from elmo_plugin.tasks.coref.models.sentence_layout import SentenceLayout
-from elmo_plugin.tasks.coref.models.span_ranking_coref import (
+from elmo_plugin.allennlp.tasks.coref.dataset_readers import LitbankCorefReader
+from elmo_plugin.allennlp.tasks.coref.models.factored_pair_layer import FactoredPairLayer
+from elmo_plugin.allennlp.tasks.coref.models.sentence_layout import SentenceLayout
+from elmo_plugin.allennlp.tasks.coref.models.span_ranking_coref import (
     SpanRankingCoref,
     decode_clusters,
     marginal_log_likelihood,

@@ -3,7 +3,7 @@ float16 overflow that `embed_in_float32` guards against; see tests/tasks/test_am
 
 import pytest
 
-import elmo_plugin.tasks.coref  # noqa: F401
+import elmo_plugin.allennlp.tasks.coref  # noqa: F401
 from tests.tasks.coref.coref_small_overrides import SMALL
 from tests.tasks.training_helpers import (
     FIXTURE_BILM,

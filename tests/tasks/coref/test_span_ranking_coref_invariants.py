@@ -1,7 +1,7 @@
 """ModelTestCase invariants of `span_ranking_coref` as the coreference configs build it: without
 ELMo and with ELMo at the input."""
 
-import elmo_plugin.tasks.coref  # noqa: F401
+import elmo_plugin.allennlp.tasks.coref  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.coref.coref_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files

@@ -1,6 +1,6 @@
 """ModelTestCase invariants of `bilstm_crf_tagger` as the NER configs build it."""
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.ner.ner_small_overrides import NUM_FILTERS, SMALL, WORD_DIM
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files

@@ -7,8 +7,8 @@ from allennlp.common import Params
 from allennlp.data import Vocabulary
 from allennlp.models import Model
 
-from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
-from elmo_plugin.tasks.ner.predictors import ConllNerPredictor
+from elmo_plugin.allennlp.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.allennlp.tasks.ner.predictors import ConllNerPredictor
 from tests import paths
 
 FIXTURES = paths.FIXTURES / "ner"

@@ -5,7 +5,7 @@ import torch
 from allennlp.modules import ConditionalRandomField
 from allennlp.modules.conditional_random_field import allowed_transitions
 
-from elmo_plugin.tasks.ner.models.linear_time_crf import LinearTimeCrf
+from elmo_plugin.allennlp.tasks.ner.models.linear_time_crf import LinearTimeCrf
 
 LABELS = {
     0: "O",

@@ -9,9 +9,9 @@ from allennlp.data.dataset_readers.dataset_utils.span_utils import bioul_tags_to
 from allennlp.models import Model
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.modules import ElmoTokenEmbedder
-from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
-from elmo_plugin.tasks.ner.models import BiLstmCrfTagger
+from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
+from elmo_plugin.allennlp.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.allennlp.tasks.ner.models import BiLstmCrfTagger
 from tests.paths import FIXTURES, TRAINING_CONFIGS
 
 ELMO_EMBEDDER = {

@@ -6,7 +6,7 @@ from allennlp.data import DatasetReader
 from allennlp.data.fields import SequenceLabelField, TextField
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+from elmo_plugin.allennlp.tasks.ner.dataset_readers import Conll2003NerReader
 from tests import paths
 from tests.fields import field_of, metadata_of, tokens_of
 
@@ -158,7 +158,7 @@ def test_unknown_tag_scheme_is_a_configuration_error():
 def test_a_sentence_over_the_maximum_length_is_split_with_a_warning_naming_file_and_line(
     tmp_path, caplog
 ):
-    from elmo_plugin.tasks.ner.dataset_readers import Conll2003NerReader
+    from elmo_plugin.allennlp.tasks.ner.dataset_readers import Conll2003NerReader
 
     conll = tmp_path / "no_blank_lines.txt"
     rows = ["-DOCSTART- -X- -X- O", ""] + [

@@ -16,7 +16,7 @@ import pytest
 import torch
 from allennlp.models.archival import load_archive
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm, load_efml_bilm
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder

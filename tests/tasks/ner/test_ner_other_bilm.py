@@ -5,7 +5,7 @@ ELMo files only: the model sizes the encoder input from the embedders.
 
 import math
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import NUM_FILTERS, SMALL, WORD_DIM
 

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 from allennlp.commands import main
 
-import elmo_plugin.tasks.ner  # noqa: F401
+import elmo_plugin.allennlp.tasks.ner  # noqa: F401
 from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL
 from tests.tasks.training_helpers import train_config
@@ -31,7 +31,7 @@ def predict(archive: Path, tmp_path: Path, monkeypatch) -> list:
     output = tmp_path / "predictions.jsonl"
     argv = ["allennlp", "predict", str(archive), str(inputs), "--output-file", str(output)]
     monkeypatch.setattr(
-        sys, "argv", argv + ["--include-package", "elmo_plugin.tasks.ner", "--silent"]
+        sys, "argv", argv + ["--include-package", "elmo_plugin.allennlp.tasks.ner", "--silent"]
     )
     main()
     return [json.loads(line) for line in output.read_text().splitlines()]
@@ -108,7 +108,7 @@ def test_the_character_embedding_is_sized_by_the_characters_not_the_words():
     from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
     from allennlp.modules.token_embedders import Embedding, TokenCharactersEncoder
 
-    from elmo_plugin.tasks.ner.models import BiLstmCrfTagger
+    from elmo_plugin.allennlp.tasks.ner.models import BiLstmCrfTagger
 
     params = Params.from_file(str(TRAINING_CONFIGS / "ner/ner_baseline.jsonnet"))
     vocab = Vocabulary(

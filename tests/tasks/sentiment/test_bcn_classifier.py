@@ -11,11 +11,11 @@ from allennlp.data import Batch, Vocabulary
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 from allennlp.models import Model
 
-import elmo_plugin.tasks.sentiment  # noqa: F401
+import elmo_plugin.allennlp.tasks.sentiment  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.modules.elmo import span_rows
-from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
-from elmo_plugin.tasks.sentiment.models import BcnClassifier
+from elmo_plugin.allennlp.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.allennlp.tasks.sentiment.models import BcnClassifier
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import (
     FIXTURES,

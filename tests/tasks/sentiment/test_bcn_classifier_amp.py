@@ -3,7 +3,7 @@ overflow that `embed_in_float32` guards against; see tests/tasks/test_amp.py).""
 
 import pytest
 
-import elmo_plugin.tasks.sentiment  # noqa: F401
+import elmo_plugin.allennlp.tasks.sentiment  # noqa: F401
 from tests.tasks.sentiment.sst_small_overrides import SMALL
 from tests.tasks.training_helpers import (
     FIXTURE_BILM,

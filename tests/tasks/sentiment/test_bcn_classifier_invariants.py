@@ -1,7 +1,7 @@
 """ModelTestCase invariants of `bcn_classifier` as the SST configs build it: without ELMo and
 with ELMo at the input, and at the input and the integrator's output."""
 
-import elmo_plugin.tasks.sentiment  # noqa: F401
+import elmo_plugin.allennlp.tasks.sentiment  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files

@@ -18,12 +18,12 @@ from allennlp.data.fields import LabelField
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-import elmo_plugin  # noqa: F401
+import elmo_plugin.allennlp  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
-from elmo_plugin.tasks.sentiment.models import BcnClassifier
-from elmo_plugin.tasks.sentiment.predictors import SentenceSentimentPredictor
+from elmo_plugin.allennlp.tasks.sentiment.models import BcnClassifier
+from elmo_plugin.allennlp.tasks.sentiment.predictors import SentenceSentimentPredictor
 from tests.fields import field_of
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES, SMALL

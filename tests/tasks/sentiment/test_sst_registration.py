@@ -9,7 +9,7 @@ from tests.tasks.sentiment.sst_small_overrides import FIXTURES
 
 def test_sentiment_names_register_beside_allennlp_models(allennlp_models):
     import_module_and_submodules("allennlp_models.classification")
-    import_module_and_submodules("elmo_plugin.tasks.sentiment")
+    import_module_and_submodules("elmo_plugin.allennlp.tasks.sentiment")
     assert DatasetReader.by_name("sst_trees").__name__ == "SstTreesReader"
     assert Model.by_name("bcn_classifier").__name__ == "BcnClassifier"
     assert Predictor.by_name("sentence_sentiment").__name__ == "SentenceSentimentPredictor"
@@ -26,7 +26,7 @@ def test_the_instances_are_those_of_sst_tokens(allennlp_models, use_subtrees, gr
         StanfordSentimentTreeBankDatasetReader,
     )
 
-    from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
+    from elmo_plugin.allennlp.tasks.sentiment.dataset_readers import SstTreesReader
 
     def words_and_labels(reader):
         return [

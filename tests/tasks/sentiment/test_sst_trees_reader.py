@@ -7,8 +7,8 @@ from allennlp.data.fields import LabelField, SpanField, TextField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.sentiment.dataset_readers import SstTreesReader
-from elmo_plugin.tasks.sentiment.dataset_readers.sst_trees import parse_tree, unescape_ptb
+from elmo_plugin.allennlp.tasks.sentiment.dataset_readers import SstTreesReader
+from elmo_plugin.allennlp.tasks.sentiment.dataset_readers.sst_trees import parse_tree, unescape_ptb
 from tests.fields import field_of, metadata_of
 from tests.tasks.sentiment.sst_small_overrides import FIXTURES
 

@@ -1,7 +1,7 @@
 """ModelTestCase invariants of `esim_nli` as the SNLI configs build it: without ELMo and with
 ELMo at the input, the output and both."""
 
-import elmo_plugin.tasks.snli  # noqa: F401
+import elmo_plugin.allennlp.tasks.snli  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files

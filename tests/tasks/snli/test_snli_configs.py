@@ -21,14 +21,14 @@ from allennlp.data import DatasetReader
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-import elmo_plugin  # noqa: F401
-import elmo_plugin.tasks.snli  # noqa: F401
+import elmo_plugin.allennlp  # noqa: F401
+import elmo_plugin.allennlp.tasks.snli  # noqa: F401
 from elmo_plugin.elmo import parse_layer_weight_metric_name
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
-from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
-from elmo_plugin.tasks.snli.models import EsimNli
-from elmo_plugin.tasks.snli.predictors import NliPairPredictor
+from elmo_plugin.allennlp.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.allennlp.tasks.snli.models import EsimNli
+from elmo_plugin.allennlp.tasks.snli.predictors import NliPairPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.snli.snli_small_overrides import FIXTURES, SMALL
 from tests.tasks.training_helpers import EFML_VARIANT, trained_once

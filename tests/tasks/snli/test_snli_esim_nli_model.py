@@ -11,9 +11,9 @@ from allennlp.modules.token_embedders import Embedding
 from allennlp.nn import Activation
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.modules import Elmo
-from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
-from elmo_plugin.tasks.snli.models import EsimNli
+from elmo_plugin.allennlp.modules import Elmo
+from elmo_plugin.allennlp.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.allennlp.tasks.snli.models import EsimNli
 from tests import paths
 
 FIXTURES = paths.FIXTURES / "snli"

@@ -9,7 +9,7 @@ from allennlp.data.fields import LabelField
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.snli.dataset_readers import SnliJsonlReader
+from elmo_plugin.allennlp.tasks.snli.dataset_readers import SnliJsonlReader
 from tests import paths
 from tests.fields import field_of, metadata_of, tokens_of
 

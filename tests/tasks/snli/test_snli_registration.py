@@ -6,7 +6,7 @@ from allennlp.predictors import Predictor
 
 def test_snli_names_register_beside_allennlp_models(allennlp_models):
     import_module_and_submodules("allennlp_models.pair_classification")
-    import_module_and_submodules("elmo_plugin.tasks.snli")
+    import_module_and_submodules("elmo_plugin.allennlp.tasks.snli")
     assert DatasetReader.by_name("snli_jsonl").__name__ == "SnliJsonlReader"
     assert Model.by_name("esim_nli").__name__ == "EsimNli"
     assert Predictor.by_name("nli_pair").__name__ == "NliPairPredictor"

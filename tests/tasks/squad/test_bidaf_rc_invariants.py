@@ -1,7 +1,7 @@
 """ModelTestCase invariants of `bidaf_rc` as the SQuAD configs build it: without ELMo and with
 ELMo at the input, the output and both."""
 
-import elmo_plugin.tasks.squad  # noqa: F401
+import elmo_plugin.allennlp.tasks.squad  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.squad.squad_small_overrides import FIXTURE, SMALL
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files

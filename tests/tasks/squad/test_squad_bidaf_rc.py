@@ -8,8 +8,8 @@ from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTok
 from allennlp.models import Model
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.squad.dataset_readers import SquadV1Reader
-from elmo_plugin.tasks.squad.models import BidafRc
+from elmo_plugin.allennlp.tasks.squad.dataset_readers import SquadV1Reader
+from elmo_plugin.allennlp.tasks.squad.models import BidafRc
 from tests.paths import FIXTURES
 
 FIXTURE = str(FIXTURES / "squad" / "tiny_train.json")

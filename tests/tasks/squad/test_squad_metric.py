@@ -2,8 +2,8 @@ import pytest
 from allennlp.common import Params
 from allennlp.training.metrics import Metric
 
-from elmo_plugin.tasks.squad.metrics import SquadV1EmF1
-from elmo_plugin.tasks.squad.metrics.answer_scores import normalize_answer
+from elmo_plugin.allennlp.tasks.squad.metrics import SquadV1EmF1
+from elmo_plugin.allennlp.tasks.squad.metrics.answer_scores import normalize_answer
 
 # (prediction, references, exact match, F1), worked by hand with the official v1.1 rules.
 HAND_WORKED = [

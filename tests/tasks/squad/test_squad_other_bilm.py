@@ -9,7 +9,7 @@ import math
 import pytest
 from allennlp.data import Vocabulary
 
-import elmo_plugin.tasks.squad  # noqa: F401
+import elmo_plugin.allennlp.tasks.squad  # noqa: F401
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.squad.squad_small_overrides import HIDDEN, NUM_FILTERS, SMALL, WORD_DIM
 from tests.tasks.training_helpers import FIXTURE_BILM, assert_input_size_must_match, bilm_files

@@ -9,8 +9,8 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import IndexField
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
-from elmo_plugin.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
+from elmo_plugin.allennlp.tasks.squad.dataset_readers import SpacyRulesTokenizer, SquadV1Reader
+from elmo_plugin.allennlp.tasks.squad.dataset_readers.span_mapping import char_span_to_token_span
 from tests.fields import field_of, metadata_of, tokens_of
 from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 

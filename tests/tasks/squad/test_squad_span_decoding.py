@@ -3,7 +3,7 @@ from typing import cast
 import pytest
 import torch
 
-from elmo_plugin.tasks.squad.models import best_span
+from elmo_plugin.allennlp.tasks.squad.models import best_span
 
 
 def decode(start, end, mask=None, max_span_length=None):

@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 from allennlp.commands import main
 
-import elmo_plugin.tasks.squad  # noqa: F401
+import elmo_plugin.allennlp.tasks.squad  # noqa: F401
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.squad.squad_small_overrides import FIXTURE, SMALL
@@ -26,7 +26,7 @@ def train(config: str, serialization_dir: Path, **extra_overrides):
 
 
 def run_allennlp(*args: str) -> None:
-    argv = ["allennlp", *args, "--include-package", "elmo_plugin.tasks.squad"]
+    argv = ["allennlp", *args, "--include-package", "elmo_plugin.allennlp.tasks.squad"]
     with mock.patch.object(sys, "argv", argv):
         main()
 

@@ -4,7 +4,7 @@ from allennlp.data import DatasetReader
 from allennlp.data.fields import SequenceLabelField
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import ConllSrlColumnsReader
 from tests import paths
 from tests.fields import field_of, metadata_of
 

@@ -1,6 +1,6 @@
 """ModelTestCase invariants of `deep_srl` as the SRL configs build it, in both label modes."""
 
-import elmo_plugin.tasks.srl  # noqa: F401
+import elmo_plugin.allennlp.tasks.srl  # noqa: F401
 from tests.model_invariants import UNSHUFFLED_BUCKETS, ShippedConfigInvariants
 from tests.tasks.srl.srl_small_overrides import NUM_FILTERS, PREDICATE_DIM, SMALL, TRAIN, WORD_DIM
 from tests.tasks.training_helpers import FIXTURE_BILM, bilm_files

@@ -8,9 +8,9 @@ from allennlp.modules.token_embedders import Embedding
 from allennlp.nn.util import viterbi_decode
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.srl.bio_transitions import bio_transition_constraints
-from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
-from elmo_plugin.tasks.srl.models import DeepSrl
+from elmo_plugin.allennlp.tasks.srl.bio_transitions import bio_transition_constraints
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from elmo_plugin.allennlp.tasks.srl.models import DeepSrl
 from tests import paths
 from tests.fields import field_of
 

@@ -1,6 +1,6 @@
 import pytest
 
-from elmo_plugin.tasks.srl.dependency_spans import (
+from elmo_plugin.allennlp.tasks.srl.dependency_spans import (
     argument_spans,
     dependency_subtrees,
     head_labels_to_bio,

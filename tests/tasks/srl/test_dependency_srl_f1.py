@@ -1,6 +1,6 @@
 import pytest
 
-from elmo_plugin.tasks.srl.metrics import DependencySrlF1
+from elmo_plugin.allennlp.tasks.srl.metrics import DependencySrlF1
 
 
 def test_hand_worked_precision_recall_f1():

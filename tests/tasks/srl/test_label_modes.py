@@ -6,15 +6,18 @@ from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 from allennlp.modules.token_embedders import Embedding
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.srl.dataset_readers import ConllSrlColumnsReader, UniversalPropbankSrlReader
-from elmo_plugin.tasks.srl.label_modes import (
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import (
+    ConllSrlColumnsReader,
+    UniversalPropbankSrlReader,
+)
+from elmo_plugin.allennlp.tasks.srl.label_modes import (
     HEAD_LABELS,
     LABEL_MODES,
     SPAN_LABELS,
     LabelMode,
     label_mode,
 )
-from elmo_plugin.tasks.srl.models import DeepSrl
+from elmo_plugin.allennlp.tasks.srl.models import DeepSrl
 from tests import paths
 
 FIXTURES = paths.FIXTURES / "srl"

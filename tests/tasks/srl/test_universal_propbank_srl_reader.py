@@ -6,7 +6,7 @@ from allennlp.data import DatasetReader
 from allennlp.data.token_indexers import ELMoTokenCharactersIndexer, SingleIdTokenIndexer
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.tasks.srl.dataset_readers import UniversalPropbankSrlReader
+from elmo_plugin.allennlp.tasks.srl.dataset_readers import UniversalPropbankSrlReader
 from tests.fields import metadata_of
 from tests.paths import FIXTURES, SHARED_DATA, TRAINING_CONFIGS
 

@@ -1,7 +1,0 @@
-"""The plugin's `allennlp` subcommands."""
-
-from elmo_plugin.commands.elmo_embed import ElmoEmbed
-from elmo_plugin.commands.elmo_export import ElmoExport
-from elmo_plugin.commands.elmo_perplexity import ElmoPerplexity
-
-__all__ = ["ElmoEmbed", "ElmoExport", "ElmoPerplexity"]

@@ -1,3 +1,0 @@
-from elmo_plugin.lm.models.bilm_language_model import BilmLanguageModel
-
-__all__ = ["BilmLanguageModel"]

@@ -1,3 +1,0 @@
-from elmo_plugin.modules.token_embedders.elmo_token_embedder import ElmoTokenEmbedder
-
-__all__ = ["ElmoTokenEmbedder"]

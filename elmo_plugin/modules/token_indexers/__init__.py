@@ -1,3 +1,0 @@
-from elmo_plugin.modules.token_indexers.efml_characters_indexer import EfmlCharactersIndexer
-
-__all__ = ["EfmlCharactersIndexer"]

@@ -1,3 +1,0 @@
-from elmo_plugin.tasks.coref.dataset_readers.litbank_coref import LitbankCorefReader
-
-__all__ = ["LitbankCorefReader"]

@@ -1,3 +1,0 @@
-from elmo_plugin.tasks.ner.models.bilstm_crf_tagger import BiLstmCrfTagger
-
-__all__ = ["BiLstmCrfTagger"]

@@ -1,3 +1,0 @@
-from elmo_plugin.tasks.snli.dataset_readers.snli_jsonl import SnliJsonlReader
-
-__all__ = ["SnliJsonlReader"]

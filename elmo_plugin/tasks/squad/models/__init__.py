@@ -1,4 +1,0 @@
-from elmo_plugin.tasks.squad.models.bidaf_rc import BidafRc
-from elmo_plugin.tasks.squad.models.span_decoding import best_span
-
-__all__ = ["BidafRc", "best_span"]

@@ -1,3 +1,0 @@
-from elmo_plugin.tasks.squad.predictors.squad_answer import SquadAnswerPredictor
-
-__all__ = ["SquadAnswerPredictor"]

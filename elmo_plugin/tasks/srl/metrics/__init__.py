@@ -1,3 +1,0 @@
-from elmo_plugin.tasks.srl.metrics.dependency_srl_f1 import DependencySrlF1
-
-__all__ = ["DependencySrlF1"]

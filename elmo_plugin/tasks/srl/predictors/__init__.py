@@ -1,3 +1,0 @@
-from elmo_plugin.tasks.srl.predictors.deep_srl import DeepSrlPredictor
-
-__all__ = ["DeepSrlPredictor"]
