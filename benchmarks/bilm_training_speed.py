@@ -56,7 +56,7 @@ from common import (
     shared_data,
     start_child,
 )
-from elmo_plugin.elmo.formats.published_sizes import ELMO_FILTERS
+from tests.published_sizes import ELMO_FILTERS
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized")
 TRAIN = CORPUS + ("train", "shard-00.txt.xz")

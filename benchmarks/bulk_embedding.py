@@ -9,7 +9,7 @@ Bulk embedding (`elmo-embed`, `elmo_plugin.embedding.bulk`) on the CPU, three me
   dense` runs the LSTM on the fused dense path (`Execution(fused=True)`, padding computed, as
   on a GPU) instead of the CPU's default packed path (each step only the running sentences).
 - `seqvec`: SeqVec-shaped input (sequences of 50 to 5,000 one-character tokens, drawn uniformly
-  with seed 0; `--sequences` of them, the issue's 10,000 sampled smaller where time forbids)
+  with seed 0; `--sequences` of them, 10,000 as a SeqVec user embeds, fewer where time forbids)
   through the `elmo-embed` command in a fresh process, its peak resident memory against the
   bound of `--max-tokens` and the same input with no budget (every sequence one run; left out
   with `--no-unbounded`, for samples too large to hold in one run). `--model fixture` takes the

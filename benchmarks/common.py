@@ -20,6 +20,10 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The benchmarks share the tests' helpers (tests/published_sizes.py: biLMs of the published
+# sizes), importable as `tests.*` from the project root.
+if ROOT not in sys.path:
+    sys.path.insert(1, ROOT)
 SHARED_DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
 
 
@@ -55,7 +59,7 @@ def write_random_bilm(size: str, directory: str) -> Tuple[str, str]:
     import torch
 
     from elmo_plugin.elmo import ElmoBiLm, save_bilm
-    from elmo_plugin.elmo.formats.published_sizes import published_options
+    from tests.published_sizes import published_options
 
     torch.manual_seed(0)
     bilm = ElmoBiLm.from_options(published_options(size))

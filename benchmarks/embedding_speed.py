@@ -19,7 +19,7 @@ for both (`elmo_plugin/elmo/bilm/lstm/mkl_dispatch.py`: only the MKL of torch 1.
 With `--compute-dtype bfloat16` ours runs its products in bfloat16 (AllenNLP's stays float32,
 the reference), and the table adds the largest difference of each layer's activations on the
 first timed batch, relative to that layer's largest float32 activation (the measure of
-`tests/elmo/test_compute_dtype.py`; the issue's goal is 2e-2).
+`tests/elmo/test_compute_dtype.py`, which bounds it by 2e-2).
 
     python benchmarks/embedding_speed.py --sizes small original --runs 3
     python benchmarks/embedding_speed.py --sizes small original --runs 3 --mkl-dispatch avx2
@@ -188,7 +188,7 @@ def max_relative_difference(a, b) -> float:
 
 def main():
     from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
-    from elmo_plugin.elmo.formats.published_sizes import PUBLISHED_SIZES
+    from tests.published_sizes import PUBLISHED_SIZES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

@@ -29,7 +29,7 @@ ELMo on one GPU, in one command (under 5 minutes on an H100/H200), every number 
    default, and 65,536), its tokenisation and the copies both ways included, float32 and
    bfloat16 (`load_bilm(compute_dtype=...)`), tokens/s (medians of `--runs`) and the largest
    difference of bfloat16's layers from float32's, relative to each layer's largest value; the
-   issue's goal is 1,000,000 tokens/s in bfloat16 at "original", within 2e-2.
+   target is 1,000,000 tokens/s in bfloat16 at "original", within 2e-2.
 5. **The hardware's LSTM**: cuDNN's `torch.nn.LSTM(proj_size=512)`, 2 layers of 4096 cells, one
    per direction, 20 steps, forward and backward in bfloat16: the reference (it has no cell or
    projection clipping, so it is not ELMo's function).
@@ -41,8 +41,8 @@ the host), `profile` (a profiled training step) and `embedding_profile` (profile
 passes).
 
     python benchmarks/gpu_speed.py                 # on a CUDA machine
-    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes, on
-                                                        # fixtures/lm/wiki_valid.txt (a test)
+    python benchmarks/gpu_speed.py --device cpu --toy   # the same code at toy sizes (a test),
+                                                        # on training_configs/bilm/sample/
 
 Words come from ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz (a copy of that file
 is all the run needs); training targets are drawn log-uniformly, as the vocabulary's
@@ -76,7 +76,7 @@ from common import (
 )
 
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
-TOY_CORPUS = ("fixtures", "lm", "wiki_valid.txt")  # in the project, for `--toy`
+TOY_CORPUS = ("training_configs", "bilm", "sample", "wiki_valid.txt")  # in the project, for `--toy`
 PAPER_VOCABULARY = 793_471
 WINDOW = 20
 PAPER_CONFIG = os.path.join(
@@ -772,7 +772,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     corpus = os.path.join(ROOT, *TOY_CORPUS) if args.toy else shared_data(*CORPUS)
     sentences = read_sentences(corpus, 64 if args.toy else 1024)
     if args.toy:
-        from elmo_plugin.elmo.formats.published_sizes import published_options
+        from tests.published_sizes import published_options
 
         options = published_options("small")
         options["lstm"].update(dim=64, projection_dim=16)
@@ -780,7 +780,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         sizes, batch_sizes, lane_counts = ["small"], [32], [4]
         vocabulary, samples, cell, projection = 2000, 64, 64, 16
     else:
-        from elmo_plugin.elmo.formats.published_sizes import published_options
+        from tests.published_sizes import published_options
 
         options = published_options("original")
         sizes, batch_sizes, lane_counts = ["small", "original"], [32, 256], [128, 512, 2048]

@@ -1,9 +1,10 @@
 """
 Our biLM against AllenNLP's `Elmo` on a busy 2-core machine: the speed ratio (theirs / ours)
 at 1 thread on an idle other core, at 1 thread with the other core loaded, and at 2 threads
-with the other core loaded (the issue's goal: within 25% of the one-thread ratio). The load is
-a busy loop in a child process pinned to the last CPU of this process's affinity mask, started
-by this script; nothing else is controlled, so run it on an otherwise quiet machine.
+with the other core loaded (the aim: within 25% of the one-thread ratio, so that a loaded
+machine costs the adaptive thread count little). The load is a busy loop in a child process
+pinned to the last CPU of this process's affinity mask, started by this script; nothing else is
+controlled, so run it on an otherwise quiet machine.
 
 Same weights (a random biLM of the "small" published size), the first `--sentences` sentences
 of ../shared/data/lm_wikipedia_en_2015/tokenized/valid.txt.xz in batches of `--batch-size`,

@@ -17,7 +17,7 @@ import time
 import elmo_plugin.elmo  # noqa: F401  (the plugin's MKL setting, as in the embedding benchmark)
 import torch
 from common import header
-from elmo_plugin.elmo.formats.published_sizes import published_options
+from tests.published_sizes import published_options
 
 ORIGINAL_LSTM = published_options("original")["lstm"]
 CELLS, PROJECTION = ORIGINAL_LSTM["dim"], ORIGINAL_LSTM["projection_dim"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU issue's question 6: with more lanes (the GPU's throughput setting) does the biLM reach
+# With more lanes (the GPU's throughput setting) does the biLM reach
 # the held-out perplexity that bilm-tf's 128 lanes reach after the same number of tokens, and
 # with which learning rate? experiments/lane_count.jsonnet at TOKENS training tokens per run
 # (default 1,280,000: 500 batches of 128 lanes), one thread per run, two runs at a time.

@@ -4,7 +4,7 @@
 #      (elmo_plugin/pretrained/elmo_wikipedia_512x128) and print the shapes,
 #   2. train a small NER tagger with it on a bundled CoNLL-2003 slice (ner_elmo.jsonnet as it
 #      is: that biLM is every task config's default) and print the layer weights it learned,
-#   3. pretrain a tiny biLM of your own on the bundled Wikipedia slice (fixtures/lm/),
+#   3. pretrain a tiny biLM of your own on the bundled Wikipedia slice (training_configs/bilm/sample/),
 #   4. export it to the bilm-tf format and check that stock AllenNLP's `Elmo` loads it and
 #      gives our vectors,
 # then lists what it produced. Each step's full log goes to a file beside its outputs.

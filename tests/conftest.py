@@ -1,8 +1,8 @@
-"""Shared fixtures and the `gpu` marker.
+"""Shared fixtures, the `gpu` marker and the `tf_reference` marker (tests/tensorflow_reference.py).
 
 Tests that need a CUDA device are marked `@pytest.mark.gpu` (or, for a parametrized device,
 `pytest.param("cuda", marks=pytest.mark.gpu)`); they skip where `torch.cuda.is_available()` is
-false. On a CUDA machine, `pytest -m gpu tests` runs just them (benchmarks/gpu_check.sh does),
+false. On a CUDA machine, `pytest -m gpu tests` runs just them (gpu/gpu_check.sh does),
 and `pytest -m "not gpu" tests` leaves them out."""
 
 import json
@@ -15,7 +15,7 @@ from typing import Callable, List, Sequence
 import pytest
 import torch
 
-from tests.paths import FIXTURES, PROJECT_ROOT, SHARED_DATA
+from tests.paths import FIXTURES, PROJECT_ROOT, SHARED_DATA, TF_PYTHON_VARIABLE
 
 # The Makefile installs allennlp-models here, off the default import path (see the fixture).
 ALLENNLP_MODELS_DIR = os.path.join(sys.prefix, "allennlp-models")
@@ -27,17 +27,28 @@ pytest.register_assert_rewrite("tests.tasks.training_helpers")
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line(
+        "markers",
+        f"tf_reference: makes TensorFlow references anew (skipped without {TF_PYTHON_VARIABLE})",
+    )
+    config.addinivalue_line(
         "markers", "slow: trains, builds a wheel or installs (left out by `make test-fast`)"
     )
 
 
 def pytest_collection_modifyitems(config, items):
-    if torch.cuda.is_available():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA device")
+    skips = {
+        "gpu": None if torch.cuda.is_available() else "needs a CUDA device",
+        "tf_reference": (
+            None
+            if os.environ.get(TF_PYTHON_VARIABLE)
+            else f"needs {TF_PYTHON_VARIABLE}, a TensorFlow venv's Python "
+            "(tests/tensorflow_reference.py)"
+        ),
+    }
     for item in items:
-        if item.get_closest_marker("gpu") is not None:
-            item.add_marker(skip)
+        for marker, reason in skips.items():
+            if reason is not None and item.get_closest_marker(marker) is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,3 +10,6 @@ FIXTURES = PROJECT_ROOT / "fixtures"
 TRAINING_CONFIGS = PROJECT_ROOT / "training_configs"
 # ../shared/data beside the project: the full data sets; tests that need it skip without it.
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+# The Python of a TensorFlow venv apart from the project's, for the tests marked `tf_reference`
+# (tests/tensorflow_reference.py); they skip without it.
+TF_PYTHON_VARIABLE = "ELMO_TF_PYTHON"

@@ -15,7 +15,26 @@ CORE = PROJECT_ROOT / "elmo_plugin" / "elmo"
 # Lowest first: a room may import the rooms before it, never one after it.
 ROOMS = ["errors", "execution", "bilm", "formats", "modules"]
 MAX_LINES = 400
-DEVICE_CHECK = re.compile(r"\.is_cuda\b|device\.type\s*[!=]=|cuda\.is_available\(")
+# A device check, in any of the forms code branches on the device with: a tensor's or a
+# device's flags and type, what torch's CUDA sees, a device name compared as a string.
+DEVICE_CHECK = re.compile(
+    r"\.is_cuda\b|\.is_cpu\b|\.type\s*(?:[!=]=|in\b)|\.device\s*[!=]=|"
+    r"torch\.cuda\.(?:is_available|device_count|current_device)\(|"
+    r"[!=]=\s*[\"'](?:cuda|cpu)\b|[\"'](?:cuda|cpu)[\"']\s*(?:[!=]=|in\b)|\.startswith\([\"']cuda"
+)
+DEVICE_CHECKS = [
+    "if x.is_cuda:",
+    "if x.is_cpu:",
+    'if device.type == "cuda":',
+    'if x.device.type in ("cuda", "mps"):',
+    "if x.device != y.device:",
+    "if torch.cuda.is_available():",
+    "n = torch.cuda.device_count()",
+    'if str(device) == "cpu":',
+    'if "cuda" in str(x.device):',
+    'if name.startswith("cuda"):',
+]
+NOT_DEVICE_CHECKS = ["with torch.autocast(x.device.type, enabled=False):", "x.to(device)"]
 
 
 def _room(path: Path) -> str:
@@ -62,6 +81,11 @@ def test_no_core_file_is_over_400_lines():
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     ]
     assert not long
+
+
+def test_the_device_check_pattern_sees_every_form_of_check():
+    assert [line for line in DEVICE_CHECKS if not DEVICE_CHECK.search(line)] == []
+    assert [line for line in NOT_DEVICE_CHECKS if DEVICE_CHECK.search(line)] == []
 
 
 def test_the_device_is_decided_in_at_most_three_library_files():

@@ -102,6 +102,7 @@ def test_the_wheel_carries_configs_and_the_shipped_bilm_at_a_sensible_size(insta
     _, _, _, site = installed
     package = site / "elmo_plugin"
     assert (package / "training_configs" / "common" / "elmo.libsonnet").is_file()
+    assert (package / "training_configs" / "bilm" / "sample" / "wiki_train.txt.xz").is_file()
     shipped = package / "pretrained" / "elmo_wikipedia_512x128"
     names = {path.name for path in shipped.iterdir()}
     assert {"options.json", "weights.hdf5", "vocab.txt", "softmax.hdf5", "README.md"} <= names
@@ -109,8 +110,9 @@ def test_the_wheel_carries_configs_and_the_shipped_bilm_at_a_sensible_size(insta
 
 
 def test_from_outside_the_clone_python_embeds_trains_and_a_task_config_trains_by_name(installed):
-    """Issue 28's user path: ElmoEmbedder() on the shipped biLM, train_model_from_file on a
-    config importing our block, and a packaged task config named with data overrides."""
+    """A pip user's first steps, from their own directory: ElmoEmbedder() on the shipped biLM,
+    train_model_from_file on a config importing our block, and a packaged task config named
+    with data overrides."""
     python, env, user, _ = installed
     work = user / "python_user"
     work.mkdir()

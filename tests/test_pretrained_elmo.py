@@ -13,7 +13,7 @@ from elmo_plugin.elmo import Elmo
 from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.allennlp.lm.models import BilmLanguageModel
-from tests.paths import FIXTURES, PROJECT_ROOT, TRAINING_CONFIGS
+from tests.paths import PROJECT_ROOT, TRAINING_CONFIGS
 
 SHIPPED = PROJECT_ROOT / "elmo_plugin" / "pretrained" / "elmo_wikipedia_512x128"
 OPTIONS, WEIGHTS = str(SHIPPED / "options.json"), str(SHIPPED / "weights.hdf5")
@@ -62,7 +62,7 @@ def test_it_is_trained_its_held_out_perplexity_is_far_below_a_unigram_models():
         softmax_file=str(SHIPPED / "softmax.hdf5"),
     ).eval()
     reader = BilmCorpusReader()
-    instances = list(reader.read(str(FIXTURES / "lm" / "wiki_valid.txt")))
+    instances = list(reader.read(str(TRAINING_CONFIGS / "bilm" / "sample" / "wiki_valid.txt")))
     with torch.no_grad():
         for start in range(0, len(instances), 50):
             batch = Batch(instances[start : start + 50])

@@ -1,10 +1,13 @@
 """The package's wheel as `pip wheel` builds it for a user: one builder for the tests that
-install it."""
+install it; and where a CPU-only torch wheel for a user's install is found."""
 
+import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import List, Optional, Tuple
 
 from tests.paths import PROJECT_ROOT
 
@@ -44,3 +47,33 @@ def build_project_wheel(root: Path) -> Path:
         else:
             shutil.copy(PROJECT_ROOT / name, root / "src" / name)
     return build_wheel(root / "src", root / "dist")
+
+
+def pip_find_links() -> List[Path]:
+    """The local folders pip is configured to find wheels in (`find-links`, from its
+    configuration files or `PIP_FIND_LINKS`): where a machine without the CPU-only index keeps
+    its wheels."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True
+    )
+    values = [os.environ.get("PIP_FIND_LINKS", "")]
+    for line in result.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.endswith("find-links"):
+            values.append(value.strip("'\""))
+    folders = [
+        Path(word.removeprefix("file://")) for value in values for word in shlex.split(value)
+    ]
+    return [folder for folder in dict.fromkeys(folders) if folder.is_dir()]
+
+
+def cpu_torch_wheel() -> Optional[Tuple[Path, str]]:
+    """A CPU-only torch wheel among pip's find-links and a Python on PATH that installs it
+    (`pythonX.Y` for a `cpXY` wheel), or None."""
+    for folder in pip_find_links():
+        for wheel in sorted(folder.glob("torch-*+cpu-cp3*-*.whl")):
+            tag = wheel.name.split("-")[2]  # cp311
+            python = shutil.which(f"python{tag[2]}.{tag[3:]}")
+            if python:
+                return wheel, python
+    return None

@@ -71,6 +71,5 @@ def check_data_named(file_path: str) -> None:
         f"folder in the environment variable {DATA_VARIABLE} "
         f"(export {DATA_VARIABLE}=/path/to/data), which is not set; this data set's files "
         f"there: {', '.join(expected)}. Or name the "
-        f"files with {DATA_OVERRIDES} (`allennlp train`). The task's page in docs/ says where the "
-        "data comes from"
+        f"files with {DATA_OVERRIDES} (`allennlp train`)"
     )

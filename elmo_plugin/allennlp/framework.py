@@ -1,7 +1,7 @@
 """
 Every function of AllenNLP (and of the libraries it calls) that elmo_plugin replaces, in one
 table: what is replaced, when, why, and the version it is written for. Nothing else of ours
-assigns to a framework module; `tests/allennlp/test_framework.py` checks that importing the
+assigns to a framework module; `tests/test_framework_replacements.py` checks that importing the
 plugin changes exactly the `CONFIG_LOADER` rows and that the `allennlp` command changes exactly
 the `COMMAND` rows.
 
@@ -59,6 +59,22 @@ def _checks(name: str) -> Callable[[Any], Any]:
         from elmo_plugin.allennlp import command_checks
 
         return getattr(command_checks, name)(original)
+
+    return replace
+
+
+def _trainer_checks(original: Any) -> Any:
+    from elmo_plugin.allennlp import command_checks, config_keys, unsaved_runs
+
+    removing = unsaved_runs.removing_unsaved_run(original)
+    return command_checks.checking_trainer_devices(config_keys.checking_config_keys(removing))
+
+
+def _config_keys(name: str) -> Callable[[Any], Any]:
+    def replace(original: Any) -> Any:
+        from elmo_plugin.allennlp import config_keys
+
+        return getattr(config_keys, name)(original)
 
     return replace
 
@@ -132,8 +148,29 @@ REPLACEMENTS: Tuple[Replacement, ...] = (
         "train_model",
         COMMAND,
         "a missing CUDA device in `trainer.cuda_device` or `distributed.cuda_devices` named by "
-        "its key before any data is read, not after minutes of vocabulary building.",
-        _checks("checking_trainer_devices"),
+        "its key before any data is read, not after minutes of vocabulary building; so is a "
+        "key no class takes (`config_keys`); and a run that fails before saving anything "
+        "leaves no serialization folder, which would make the same command, fixed, fail with "
+        "'already exists' (`unsaved_runs`).",
+        _trainer_checks,
+    ),
+    Replacement(
+        "allennlp.common.from_params",
+        "create_kwargs",
+        COMMAND,
+        "a key a class does not take is passed to a constructor taking `**kwargs`, where it "
+        "ends in a `TypeError` under a long traceback, or is dropped (the trainer's "
+        "`from_partial_objects`); ours refuses it first, naming the class and its keys.",
+        _config_keys("checking_constructor_keys"),
+    ),
+    Replacement(
+        "allennlp.common.params",
+        "with_overrides",
+        COMMAND,
+        "an override (`-o`) that adds a key to a section is merged whatever the key, so a typo "
+        "such as `trainer.num_epoch` is ignored; ours refuses a key that names nothing the "
+        "config's classes take, with the nearest keys, before any data is read.",
+        _config_keys("checking_override_keys"),
     ),
     Replacement(
         "sys",

@@ -15,15 +15,17 @@ Bulk embedding into the hdf5 layout of `embeddings_file`, what `elmo-embed` and
   are the same as one process's, so is the output.
 """
 
+import dataclasses
 import hashlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+import os
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.atomic_files import check_output_file, refuse_overwriting
 from elmo_plugin.embedding import journal
 from elmo_plugin.embedding.embeddings_file import (
     InputFile,
@@ -122,12 +124,10 @@ def embed_in_bulk(
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
     source = input_name(input_file)
-    refuse_overwriting(output_file, {"input file": source})
+    check_output(output_file, {"input file": source})
     lines = read_lines(input_file)
     if use_sentence_keys:
         check_sentence_keys(lines, source)
-    lengths = [len(text.split()) for _, text in lines]
-    plan = plan_batches(lengths, batch_size, embedder.max_tokens)
     settings = dict(
         output_format=output_format,
         batch_size=batch_size,
@@ -135,9 +135,40 @@ def embed_in_bulk(
         forget_sentences=forget_sentences,
         use_sentence_keys=use_sentence_keys,
     )
-    folder = journal.journal_folder(output_file)
-    rank, world_size = distributed_rank()
     job = _job(embedder, lines, settings)
+    if distributed_rank()[0] == 0:
+        with journal.held(output_file) as folder:
+            _run_job(embedder, lines, source, output_file, folder, job, progress_interval)
+    else:
+        folder = journal.journal_folder(output_file)
+        _run_job(embedder, lines, source, output_file, folder, job, progress_interval)
+    return len(lines)
+
+
+def check_output(output_file: str, inputs: Mapping[str, Optional[str]]) -> None:
+    """Before the work: `output_file` can be written (a regular file or none, in a writable
+    folder that exists), is none of `inputs` (what each is, to its name) and its journal can
+    go beside it."""
+    check_output_file(output_file, "output file")
+    # The other ranks of a torchrun group share rank 0's journal, which it may hold already.
+    journal.check_place(output_file, unheld=int(os.environ.get("RANK", "0")) == 0)
+    refuse_overwriting(output_file, inputs)
+
+
+def _run_job(
+    embedder: "ElmoEmbedder",
+    lines: List[Line],
+    source: Optional[str],
+    output_file: str,
+    folder: str,
+    job: Dict[str, str],
+    progress_interval: float,
+) -> None:
+    """This process's share of the job journaled in `folder`, then (rank 0) the output."""
+    settings = json.loads(job["settings"])
+    lengths = [len(text.split()) for _, text in lines]
+    plan = plan_batches(lengths, settings["batch_size"], settings["max_tokens"])
+    rank, world_size = distributed_rank()
     if rank == 0:
         resumed = journal.open_job(folder, job, create=True)
         logger.info(
@@ -166,6 +197,7 @@ def embed_in_bulk(
         sum(len(plan[b]) for b in finished),
         sum(lengths[line] for b in finished for line in plan[b]),
     )
+    output_format = settings["output_format"]
     for number in mine:
         if number in done:
             continue
@@ -181,19 +213,24 @@ def embed_in_bulk(
     if rank == 0:
         _write_output(output_file, folder, lines, source, settings)
     _barrier()
-    return len(lines)
 
 
 def _job(
     embedder: "ElmoEmbedder", lines: List[Line], settings: Dict[str, object]
 ) -> Dict[str, str]:
-    """What identifies a job: digests of the input's lines and of the biLM, and the settings."""
+    """What identifies a job, everything its output depends on: digests of the input's lines
+    and of the biLM (options, weights, compute dtype), the tables that index its input (an
+    ELMoForManyLangs model's), how it runs (`Execution`) and the settings."""
     text = hashlib.blake2b(digest_size=16)
     for _, line in lines:
         text.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    bilm = embedder.elmo_bilm
+    ids = getattr(bilm, "ids", None)
     return {
         "input": f"{len(lines)} lines, blake2b {text.hexdigest()}",
-        "bilm": embedder.elmo_bilm.digest().hex(),
+        "bilm": bilm.digest().hex(),
+        "tables": "" if ids is None else str(ids.digest),
+        "execution": json.dumps(dataclasses.asdict(bilm.execution), sort_keys=True),
         "settings": json.dumps(settings, sort_keys=True),
     }
 

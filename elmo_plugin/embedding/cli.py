@@ -18,16 +18,19 @@ from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compu
 from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.execution.devices import check_cuda_device
-from elmo_plugin.elmo.formats.names import BilmFiles, require_weights, resolve_bilm
+from elmo_plugin.elmo.formats.names import BilmFiles, files_read, require_weights, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
 from elmo_plugin.elmo.formats.published_models import PUBLISHED_ARCHIVES, PUBLISHED_MODELS
-from elmo_plugin.elmo.formats.zip_archives import list_folder
+from elmo_plugin.embedding.bulk import check_output
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.text_files import check_text_file
 from elmo_plugin.embedding.threads import usable_cpus
 
 logger = logging.getLogger(__name__)
 
+# The variable OpenMP, and torch at its start, take the thread count from.
+THREADS_VARIABLE = "OMP_NUM_THREADS"
 DESCRIPTION = "Embed a file of tokenised sentences (one a line) with a biLM into hdf5."
 EPILOG = "--archive MODEL_TAR_GZ: the biLM of a trained model instead (needs AllenNLP)."
 
@@ -75,6 +78,14 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
         "its LOCAL_RANK",
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        help="torch threads on the CPU. Default: OMP_NUM_THREADS when set, else the CPUs this "
+        "process may use (its affinity mask within its cgroup's CPU quota, shared among "
+        "torchrun's processes on the machine), or torch's count where set lower "
+        "(torch.set_num_threads)",
+    )
+    parser.add_argument(
         "--compute-dtype",
         choices=sorted(COMPUTE_DTYPES),
         default="float32",
@@ -85,15 +96,19 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
 
 
 def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
-    """Before any biLM is loaded: the flags that go together, and no input as the output
-    (`archive_files`: the files an `--archive` reads, named by it)."""
+    """Before any biLM or sentence is read: the flags that go together, the output (a file
+    that can be written, not any input: `archive_files` are those an `--archive` reads), the
+    input and the biLM's names."""
     check_cuda_device(args.cuda_device, "--cuda-device")
-    if args.batch_size < 1:
-        raise ConfigurationError(f"--batch-size must be a positive integer, got {args.batch_size}")
-    if args.max_tokens < 1:
-        raise ConfigurationError(f"--max-tokens must be a positive integer, got {args.max_tokens}")
+    for flag in ("batch_size", "max_tokens", "threads"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            name = "--" + flag.replace("_", "-")
+            raise ConfigurationError(f"{name} must be a positive integer, got {value}")
     if args.archive and args.weight_file:
         raise ConfigurationError("--weight-file goes with --options-file, not --archive")
+    check_output(args.output_file, {"input file": args.input_file})
+    check_text_file(args.input_file, "input file")
     inputs = {} if args.archive else _bilm_inputs(args)
     for path in archive_files:
         inputs[f"--archive file {path}" if path != args.archive else "--archive"] = path
@@ -104,22 +119,21 @@ def named_bilm(args: argparse.Namespace) -> BilmFiles:
     """The biLM's files that `--model`, or `--options-file` with `--weight-file`, name (the
     shipped biLM when neither is given)."""
     if args.options_file:
-        return require_weights(resolve_bilm(args.options_file, args.weight_file, "--options-file"))
+        files = resolve_bilm(args.options_file, args.weight_file, "--options-file")
+        return require_weights(files, "--options-file")
     if args.weight_file and not args.model:
         raise ConfigurationError("--weight-file goes with --options-file")
-    return require_weights(resolve_bilm(args.model or SHIPPED_BILM, args.weight_file, "--model"))
+    files = resolve_bilm(args.model or SHIPPED_BILM, args.weight_file, "--model")
+    return require_weights(files, "--model")
 
 
 def _bilm_inputs(args: argparse.Namespace) -> Dict[str, Optional[str]]:
     """The files the biLM is read from, by what named them, for the output to be checked
-    against: a folder's every file for a format read from a folder."""
+    against."""
     files = named_bilm(args)
     if args.options_file:
         return {"--options-file": files.options_file, "--weight-file": files.weight_file}
-    if files.weight_file is not None:
-        return {"--model's options": files.options_file, "--model's weights": files.weight_file}
-    folder = files.options_file
-    return {f"--model's {name}": os.path.join(folder, name) for name in list_folder(folder)}
+    return files_read(files, "--model")
 
 
 def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
@@ -127,7 +141,7 @@ def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
     under `torchrun` as one process of the group (`elmo_plugin.embedding.bulk`)."""
     cuda_device, local_processes = _join_process_group(args.cuda_device)
     try:
-        _use_usable_threads(cuda_device, local_processes)
+        _use_usable_threads(cuda_device, local_processes, args.threads)
         if bilm is None:
             files = named_bilm(args)
             bilm = load_bilm(files.options_file, files.weight_file)
@@ -163,15 +177,26 @@ def _join_process_group(cuda_device: int) -> Tuple[int, int]:
     return cuda_device, local_processes
 
 
-def _use_usable_threads(cuda_device: int, local_processes: int) -> None:
-    """Threads for the CPUs this process may really use (affinity and cgroup quota), shared
-    among the processes of this machine; said in the log."""
-    cpus, found = usable_cpus()
-    threads = max(1, cpus // max(1, local_processes))
+def _use_usable_threads(cuda_device: int, local_processes: int, threads: Optional[int]) -> None:
+    """Sets and logs the torch threads: `threads` (--threads), else OMP_NUM_THREADS's, else
+    the CPUs this process may really use, shared among the processes of this machine, or
+    torch's count where that is lower (a caller's `torch.set_num_threads`)."""
+    variable = os.environ.get(THREADS_VARIABLE, "")
+    if threads is not None:
+        found = "--threads"
+    elif variable.isdigit() and int(variable) > 0:
+        threads, found = int(variable), f"{THREADS_VARIABLE}={variable}"
+    else:
+        cpus, found = usable_cpus()
+        share = max(1, cpus // max(1, local_processes))
+        if local_processes > 1:
+            found += f", shared by {local_processes} processes"
+        threads = min(share, torch.get_num_threads())
+        if threads < share:
+            found += "; torch's count, set lower, kept"
     torch.set_num_threads(threads)
-    shared = f", shared by {local_processes} processes" if local_processes > 1 else ""
     device = "the CPU" if cuda_device < 0 else f"GPU {cuda_device}"
-    logger.info("embedding on %s with %d torch threads (%s%s)", device, threads, found, shared)
+    logger.info("embedding on %s with %d torch threads (%s)", device, threads, found)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -52,7 +52,7 @@ class Progress:
         self.name = name or f"rank {rank}/{world_size}"
         self.total_sentences, self.total_tokens = sentences, tokens
         self.sentences = self.tokens = 0
-        self._resumed_tokens = 0
+        self._resumed_sentences = self._resumed_tokens = 0
         self.interval = interval
         self._clock = clock
         self._start = clock()
@@ -64,6 +64,7 @@ class Progress:
         """Work an earlier run did."""
         self.sentences += sentences
         self.tokens += tokens
+        self._resumed_sentences += sentences
         self._resumed_tokens += tokens
         if sentences:
             logger.info("%s: %d sentences done by an earlier run, resuming", self.name, sentences)
@@ -88,9 +89,8 @@ class Progress:
 
     def line(self) -> str:
         elapsed = max(self._clock() - self._start, 1e-9)
-        new_tokens = self.tokens - self._resumed_tokens
-        token_rate = new_tokens / elapsed
-        sentence_rate = self.sentences / elapsed if new_tokens else 0.0
+        token_rate = (self.tokens - self._resumed_tokens) / elapsed
+        sentence_rate = (self.sentences - self._resumed_sentences) / elapsed
         left = self.total_tokens - self.tokens
         if not left:
             eta = f"done in {_duration(elapsed)}"

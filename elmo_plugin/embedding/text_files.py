@@ -9,10 +9,11 @@ core's errors and downloads.
 """
 
 import io
+import os
 from typing import Any, Iterator, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import fetch
+from elmo_plugin.elmo.formats.package_files import fetch, no_such_path
 
 _BOM = "\ufeff"
 # No sentence, CoNLL row or JSON line of a task is near this long.
@@ -26,6 +27,7 @@ def text_lines(file_path: str) -> Iterator[str]:
     `MAX_LINE_BYTES` is a `ConfigurationError` naming file and line."""
     limit = MAX_LINE_BYTES
     local = fetch(file_path, "text file") if "://" in str(file_path) else file_path
+    check_text_file(local)
     with open(local, "rb") as raw:
         # latin-1 maps bytes to characters one to one, and no byte of a multi-byte UTF-8
         # character is "\r" or "\n": its universal newlines split the bytes where UTF-8
@@ -44,6 +46,22 @@ def text_lines(file_path: str) -> Iterator[str]:
                 )
             line = _utf8(piece.encode("latin-1"), file_path, line_number)
             yield line[1:] if line_number == 1 and line.startswith(_BOM) else line
+
+
+def check_text_file(file_path: str, what: str = "text file") -> None:
+    """A `ConfigurationError` naming `what` when the local `file_path` is missing, a folder or
+    not readable (a pipe, such as `/dev/stdin`, is read); a URL is checked when downloaded."""
+    if "://" in str(file_path):
+        return
+    path = os.path.expanduser(file_path)
+    if not os.path.exists(path):
+        raise no_such_path(file_path, what, "name a UTF-8 text file")
+    if os.path.isdir(path):
+        raise ConfigurationError(
+            f"{what} {file_path} is a folder; name a UTF-8 text file"
+        )
+    if not os.access(path, os.R_OK):
+        raise ConfigurationError(f"{what} {file_path} is not readable (its permissions)")
 
 
 def _start(piece: str) -> str:

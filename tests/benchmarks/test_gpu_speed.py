@@ -1,4 +1,4 @@
-"""`benchmarks/gpu_speed.py`, the one command a lent GPU runs (`benchmarks/gpu_check.sh`), at toy
+"""`benchmarks/gpu_speed.py`, the one command a GPU machine runs (`gpu/gpu_check.sh`), at toy
 sizes on the CPU: every default table, and the training step with and without the character
 encoder's deduplication, come out with their rows, so that a GPU's few minutes are not spent
 finding a broken script."""

@@ -9,6 +9,7 @@ import pytest
 import torch
 from allennlp.commands import main
 
+from elmo_plugin.allennlp.command_checks import quiet_when_silent
 from elmo_plugin.elmo.errors import ConfigurationError
 from tests.paths import FIXTURES
 from tests.profile_archives import ARCHIVES, profile_of_this_process
@@ -17,9 +18,18 @@ from tests.tasks.ner.ner_small_overrides import SMALL
 ARCHIVE = f"{ARCHIVES}/{profile_of_this_process()}/model.tar.gz"
 
 
-def _allennlp(monkeypatch, *args: str) -> None:
-    monkeypatch.setattr(sys, "argv", ["allennlp", *args])
-    main()
+@pytest.fixture
+def _allennlp(monkeypatch, command_changes):
+    """Runs the `allennlp` command in this process with what loading the plugin makes in it
+    (`elmo_plugin.allennlp.command`), each change undone after the test."""
+
+    def run(*args: str) -> None:
+        monkeypatch.setattr(sys, "argv", ["allennlp", *args])
+        command_changes()
+        quiet_when_silent(sys.argv)
+        main()
+
+    return run
 
 
 @pytest.fixture
@@ -35,10 +45,10 @@ def sentences(tmp_path) -> str:
 
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
-def test_a_missing_cuda_device_names_the_flag(command, no_gpu, sentences, monkeypatch):
+def test_a_missing_cuda_device_names_the_flag(command, no_gpu, sentences, _allennlp):
     data = sentences if command == "predict" else str(FIXTURES / "ner" / "test.txt")
     with pytest.raises(ConfigurationError) as error:
-        _allennlp(monkeypatch, command, ARCHIVE, data, "--cuda-device", "0")
+        _allennlp(command, ARCHIVE, data, "--cuda-device", "0")
     message = str(error.value)
     assert message.startswith("--cuda-device 0: no CUDA device here")
     assert "to run on the CPU, leave --cuda-device out (or give -1) (docs/gpu.md" in message
@@ -47,17 +57,17 @@ def test_a_missing_cuda_device_names_the_flag(command, no_gpu, sentences, monkey
 @pytest.mark.parametrize(
     "command", [["elmo-perplexity", "export", "text.txt"], ["elmo-export", ARCHIVE, "out"]]
 )
-def test_our_commands_name_the_flag_of_a_missing_cuda_device(command, no_gpu, monkeypatch):
+def test_our_commands_name_the_flag_of_a_missing_cuda_device(command, no_gpu, _allennlp):
     with pytest.raises(ConfigurationError) as error:
-        _allennlp(monkeypatch, *command, "--cuda-device", "1")
+        _allennlp(*command, "--cuda-device", "1")
     assert str(error.value).startswith("--cuda-device 1: no CUDA device here")
 
 
-def test_a_missing_trainer_cuda_device_names_the_key(no_gpu, tmp_path, monkeypatch):
+def test_a_missing_trainer_cuda_device_names_the_key(no_gpu, tmp_path, _allennlp):
     overrides = json.dumps({**SMALL, "trainer.cuda_device": 0})
     config = "elmo_plugin://training_configs/ner/ner_baseline.jsonnet"
     with pytest.raises(ConfigurationError) as error:
-        _allennlp(monkeypatch, "train", config, "-s", str(tmp_path / "run"), "-o", overrides)
+        _allennlp("train", config, "-s", str(tmp_path / "run"), "-o", overrides)
     assert str(error.value).startswith("trainer.cuda_device 0: no CUDA device here")
     assert """set it to -1: -o '{"trainer.cuda_device": -1}'""" in str(error.value)
     assert not (tmp_path / "run").exists()
@@ -74,9 +84,9 @@ def root_at_info():
     root.setLevel(previous)
 
 
-def test_predict_silent_logs_no_info_lines(sentences, tmp_path, monkeypatch, caplog, root_at_info):
+def test_predict_silent_logs_no_info_lines(sentences, tmp_path, _allennlp, caplog, root_at_info):
     output = tmp_path / "out.jsonl"
-    _allennlp(monkeypatch, "predict", ARCHIVE, sentences, "--output-file", str(output), "--silent")
+    _allennlp("predict", ARCHIVE, sentences, "--output-file", str(output), "--silent")
     assert json.loads(output.read_text())["tags"]
     # The plugin lines come before the arguments are parsed; the start-up hook quiets them
     # (tests/test_outside_the_clone.py runs the command), which this in-process call bypasses.

@@ -8,6 +8,7 @@ import numpy
 import pytest
 
 from elmo_plugin import ElmoEmbedder
+from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 
@@ -52,7 +53,10 @@ def test_model_takes_a_folder_of_either_format(folder, text, tmp_path, elmo_opti
         (["--model", "orignal"], "the short names are small, medium, original"),
         (["--weight-file", "w.hdf5"], "--weight-file goes with --options-file"),
         (["--model", "original", "--weight-file", "w.hdf5"], "brings its own weights"),
-        (["--options-file", "o.json"], "needs its weight_file"),
+        (["--options-file", str(FIXTURES / "elmo" / "options.json")], "needs its weight_file"),
+        (["--options-file", "o.json"], "'o.json': no such file or folder"),
+        (["--model", "/models/nope"], "'/models/nope': no such file or folder (tried"),
+        (["--model", "models/nope/"], "the nearest folder there is"),
     ],
 )
 def test_a_bad_naming_is_one_line_naming_what_is_expected(flags, message, text, tmp_path, capsys):
@@ -62,3 +66,8 @@ def test_a_bad_naming_is_one_line_naming_what_is_expected(flags, message, text, 
     error = capsys.readouterr().err
     assert message in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "out.hdf5").exists()
+
+
+def test_elmo_embedder_says_a_missing_path_is_missing():
+    with pytest.raises(MissingFileError, match="'/models/nope': no such file or folder"):
+        ElmoEmbedder("/models/nope")

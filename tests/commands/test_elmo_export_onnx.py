@@ -102,7 +102,7 @@ def test_what_cannot_be_exported_is_an_error_naming_what_can(tmp_path):
         run_allennlp("elmo-export", OPTIONS, str(tmp_path / "out"), "--format", "onnx")
     with pytest.raises(ConfigurationError, match="--scalar-mix: only for --format onnx"):
         run_allennlp("elmo-export", "x.tar.gz", str(tmp_path / "out"), "--scalar-mix", "1")
-    with pytest.raises(ConfigurationError, match="and an ELMoForManyLangs model directory"):
+    with pytest.raises(ConfigurationError, match="or an ELMoForManyLangs model directory"):
         run_allennlp("elmo-export", str(text), str(tmp_path / "out"), "--format", "onnx")
     assert not os.path.exists(tmp_path / "out")
 
@@ -123,3 +123,10 @@ def test_an_elmoformanylangs_model_exports(tmp_path):
     for layer, activations in zip(layers, ours["activations"]):
         expected, _ = remove_sentence_boundaries(activations, ours["mask"])
         numpy.testing.assert_allclose(layer, expected.numpy(), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("model", ["bilm_checkpoint", "hub_module"])
+def test_a_training_checkpoint_or_a_hub_module_exports(model, tmp_path):
+    source = str(PROJECT_ROOT / "fixtures" / "tensorflow" / model)
+    run_allennlp("elmo-export", source, str(tmp_path), "--format", "onnx")
+    _assert_gives_the_bilms_layers(str(tmp_path / "elmo.onnx"), load_bilm(source, None))

@@ -8,7 +8,7 @@ from allennlp.modules.elmo import Elmo as AllenNlpElmo
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import Elmo, ElmoBiLm, save_bilm
-from elmo_plugin.elmo.formats.published_sizes import published_options
+from tests.published_sizes import published_options
 
 SMALL = published_options("small")
 

@@ -28,7 +28,7 @@ from elmo_plugin.elmo.formats.published_models import (
     PUBLISHED_MODELS,
     PublishedArchive,
 )
-from elmo_plugin.elmo.formats.published_sizes import published_options
+from tests.published_sizes import published_options
 from tests.paths import FIXTURES, PROJECT_ROOT
 
 ORIGINAL = PUBLISHED_MODELS["original"]

@@ -1,5 +1,5 @@
 """The published ELMo architectures are stated once for Python
-(elmo_plugin.elmo.formats.published_sizes) and once for the configs (bilm.libsonnet): the two
+(tests.published_sizes) and once for the configs (bilm.libsonnet): the two
 must agree."""
 
 import json
@@ -8,7 +8,7 @@ from allennlp.common import params
 import pytest
 
 from elmo_plugin.elmo import ElmoBiLm
-from elmo_plugin.elmo.formats.published_sizes import (
+from tests.published_sizes import (
     ELMO_FILTERS,
     PUBLISHED_SIZES,
     published_options,

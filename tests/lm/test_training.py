@@ -13,12 +13,12 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
 import elmo_plugin.allennlp.lm  # noqa: F401
-from elmo_plugin.elmo.formats.published_sizes import published_options
+from tests.published_sizes import published_options
 from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
 
 CONFIG = "training_configs/bilm/bilm_tiny.jsonnet"
-HELD_OUT = "fixtures/lm/wiki_valid.txt"
+HELD_OUT = "training_configs/bilm/sample/wiki_valid.txt"
 SENTENCES = "fixtures/lm/sentences.txt"
 
 
@@ -103,9 +103,9 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
     """bilm_wikipedia_cpu.jsonnet (lazy batching in chunks, epochs of a fixed number of
     batches) on the bundled corpus, with a tiny biLM."""
     overrides = {
-        "train_data_path": "fixtures/lm/wiki_train.txt.xz",
+        "train_data_path": "training_configs/bilm/sample/wiki_train.txt.xz",
         "validation_data_path": HELD_OUT,
-        "vocabulary.corpus": "fixtures/lm/wiki_train.txt.xz",
+        "vocabulary.corpus": "training_configs/bilm/sample/wiki_train.txt.xz",
         "validation_dataset_reader.max_instances": 20,
         "model.bilm": TINY_BILM,
         "model.num_samples": 100,

@@ -1,12 +1,13 @@
 // A tiny biLM that trains in a couple of minutes on two CPU cores, on the small Wikipedia
-// corpus bundled in fixtures/lm/. The whole pretraining recipe at toy size:
+// sample installed with the package (sample/, named by elmo_plugin://, so that the config runs
+// from a pip install in any directory as from the clone). The whole pretraining recipe at toy size:
 //
 //   allennlp train training_configs/bilm/bilm_tiny.jsonnet -s runs/bilm_tiny --include-package elmo_plugin
-//   allennlp evaluate runs/bilm_tiny/model.tar.gz fixtures/lm/wiki_valid.txt --include-package elmo_plugin
+//   allennlp evaluate runs/bilm_tiny/model.tar.gz training_configs/bilm/sample/wiki_valid.txt --include-package elmo_plugin
 //   allennlp elmo-export runs/bilm_tiny/model.tar.gz runs/bilm_tiny/elmo --include-softmax
 local bilm = import "bilm.libsonnet";
-local train = "fixtures/lm/wiki_train.txt.xz";
-local valid = "fixtures/lm/wiki_valid.txt";
+local train = "elmo_plugin://training_configs/bilm/sample/wiki_train.txt.xz";
+local valid = "elmo_plugin://training_configs/bilm/sample/wiki_valid.txt";
 {
   dataset_reader: bilm.sentence_reader,
   train_data_path: train,

@@ -1,30 +1,46 @@
 """
-`allennlp elmo-export ARCHIVE OUT_DIR`: writes the biLM of a trained `bilm` model as bilm-tf
-`options.json` + `weights.hdf5` (and, with `--include-softmax`, `softmax.hdf5` + `vocab.txt`);
-with `--format onnx`, the biLM of a `bilm` model, of bilm-tf files or of an ELMoForManyLangs
-model as `elmo.onnx`
-(`elmo_plugin.elmo.formats.onnx.export`).
+`allennlp elmo-export SOURCE OUT_DIR`: writes the biLM of a trained `bilm` model, or one named
+as every entry point names a biLM (a short name, `elmo_plugin://...`, a folder, a ZIP), as
+bilm-tf `options.json` + `weights.hdf5` (and, from a `bilm` model with `--include-softmax`,
+`softmax.hdf5` + `vocab.txt`); with `--format onnx`, as `elmo.onnx`, ELMoForManyLangs models
+too (`elmo_plugin.elmo.formats.onnx.export`). The output is checked before the biLM is read.
 """
 
 import argparse
 import logging
 import os
 import tarfile
-from typing import List, Optional, Tuple
+import zipfile
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from allennlp.commands.subcommand import Subcommand
 from allennlp.models.archival import CONFIG_NAME
 from overrides import overrides
 
 from elmo_plugin.allennlp.archives import bilm_from_archive
+from elmo_plugin.allennlp.archives import files_read as archive_files
 from elmo_plugin.allennlp.commands.subparsers import add_command_parser
 from elmo_plugin.elmo.execution.devices import check_cuda_device
-from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.atomic_files import (
+    check_output_directory,
+    check_output_file,
+    refuse_overwriting,
+)
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.efml import DESCRIPTION as EFML_DESCRIPTION
-from elmo_plugin.elmo.formats.efml import is_efml_directory, load_efml_bilm
+from elmo_plugin.elmo.formats.efml import is_efml_directory
+from elmo_plugin.elmo.formats.exports import save_bilm
+from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
 from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
+from elmo_plugin.elmo.formats.names import (
+    EFML,
+    BilmFiles,
+    files_read,
+    require_weights,
+    resolve_bilm,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +57,17 @@ class ElmoExport(Subcommand):
     @overrides
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = (
-            "Export the biLM of a trained `bilm` model (allennlp train) as bilm-tf "
-            "options.json + weights.hdf5, for ELMo embedders."
+            "Export the biLM of a trained `bilm` model (allennlp train), or any biLM by name, "
+            "as bilm-tf options.json + weights.hdf5 for ELMo embedders, or as ONNX."
         )
         subparser = add_command_parser(parser, self.name, description)
         subparser.add_argument(
             "archive_file",
             type=str,
-            help="model.tar.gz (or serialization directory) of a `bilm` model; with --format "
-            "onnx also a bilm-tf options.json (with --weight-file), a directory holding "
-            "options.json and weights.hdf5, or an ELMoForManyLangs model directory",
+            help="model.tar.gz (or serialization directory) of a `bilm` model, or a biLM as "
+            "elmo-embed --model names one: a published biLM's short name, elmo_plugin://..., "
+            "a folder or a ZIP of bilm-tf files or of an ELMoForManyLangs model (onnx only), "
+            "or a bilm-tf options.json with --weight-file",
         )
         subparser.add_argument("output_dir", type=str, help="directory to write the files to")
         subparser.add_argument(
@@ -73,7 +90,7 @@ class ElmoExport(Subcommand):
             help="bilm-tf files (default) or an ONNX model, elmo.onnx, for ONNX Runtime",
         )
         subparser.add_argument(
-            "--weight-file", type=str, help="onnx: the weights.hdf5 of a bilm-tf options.json"
+            "--weight-file", type=str, help="the weights.hdf5 of a bilm-tf options.json"
         )
         subparser.add_argument(
             "--scalar-mix",
@@ -95,14 +112,15 @@ class ElmoExport(Subcommand):
 
 FORMATS = ["bilm-tf", "onnx"]
 ONNX_FILE_NAME = "elmo.onnx"
-_ONNX_ONLY = ["weight_file", "scalar_mix", "keep_sentence_boundaries"]
+_ONNX_ONLY = ["scalar_mix", "keep_sentence_boundaries"]
+_ARCHIVE_ONLY = ["include_softmax", "softmax_float16"]
+SOURCE = "source"
 
 
 def export_from_args(args: argparse.Namespace) -> None:
     from elmo_plugin.allennlp.lm.export import export_bilm
 
     check_cuda_device(args.cuda_device, "--cuda-device")
-
     if args.format == "onnx":
         scalar_mix = None if args.scalar_mix is None else (args.scalar_mix, args.gamma)
         print(
@@ -115,19 +133,59 @@ def export_from_args(args: argparse.Namespace) -> None:
             )
         )
         return
-    given = [f"--{name.replace('_', '-')}" for name in _ONNX_ONLY if getattr(args, name)]
-    if given:
-        raise ConfigurationError(f"{', '.join(given)}: only for --format onnx")
-
-    written = export_bilm(
-        args.archive_file,
-        args.output_dir,
-        args.include_softmax,
-        args.cuda_device,
-        softmax_float16=args.softmax_float16,
-    )
+    _refuse_flags(args, _ONNX_ONLY, "only for --format onnx")
+    if is_archive(args.archive_file) or is_checkpoint(args.archive_file):  # with a softmax
+        _refuse_flags(args, ["weight_file"], "only for bilm-tf files, not an archive")
+        written = export_bilm(
+            args.archive_file,
+            args.output_dir,
+            args.include_softmax,
+            args.cuda_device,
+            softmax_float16=args.softmax_float16,
+        )
+    else:
+        _refuse_flags(
+            args,
+            _ARCHIVE_ONLY,
+            "only for a trained `bilm` model's archive or a bilm-tf training checkpoint",
+        )
+        written = export_bilm_files(args.archive_file, args.output_dir, args.weight_file)
     for path in written:
         print(path)
+
+
+def _refuse_flags(args: argparse.Namespace, names: List[str], why: str) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in names if getattr(args, name)]
+    if given:
+        raise ConfigurationError(f"{', '.join(given)}: {why}")
+
+
+def is_archive(source: str) -> bool:
+    """Whether `source` names a trained model's archive (a `.tar.gz`, there or not) or
+    serialization directory, rather than a biLM's files (an ELMoForManyLangs folder has a
+    config.json too)."""
+    if "://" in source:
+        return False
+    return (
+        source.endswith((".tar.gz", ".tgz"))
+        or (os.path.isfile(source) and tarfile.is_tarfile(source))
+        or (os.path.isfile(os.path.join(source, CONFIG_NAME)) and not is_efml_directory(source))
+    )
+
+
+def export_bilm_files(source: str, output_dir: str, weight_file: Optional[str]) -> List[str]:
+    """Writes the biLM that `source` (and `weight_file`) name, as every entry point names one,
+    as bilm-tf `options.json` + `weights.hdf5` into `output_dir`; returns their paths."""
+    files = export_source(source, weight_file)
+    if files.format == EFML:
+        raise ConfigurationError(
+            f"{source} is an ELMoForManyLangs model, whose token layer bilm-tf files cannot "
+            "hold; export it with --format onnx"
+        )
+    names = [OPTIONS_NAME, WEIGHTS_NAME]
+    check_export_output(output_dir, names + [MANIFEST_NAME], files_read(files, SOURCE))
+    save_bilm(load_bilm(files.options_file, files.weight_file), output_dir)
+    return [os.path.join(output_dir, name) for name in names]
 
 
 def export_onnx_model(
@@ -138,49 +196,77 @@ def export_onnx_model(
     keep_sentence_boundaries: bool = False,
 ) -> str:
     """
-    Writes the biLM of `source` as `output_dir/elmo.onnx` (`export_onnx`) and returns its path.
+    Writes the biLM of `source` as `output_dir/elmo.onnx` (`export_onnx`) and returns its path;
+    the output, the mix and the `onnx` package are checked before the biLM is read.
 
     # Parameters
 
     source : `str`
-        A bilm-tf `options.json` (with `weight_file`), a directory holding bilm-tf
-        `options.json` and `weights.hdf5`, a trained `bilm` model's archive or serialization
-        directory, or an ELMoForManyLangs model directory.
+        A trained `bilm` model's archive or serialization directory, or a biLM named as every
+        entry point names one (`elmo_plugin.elmo.formats.names`: a short name,
+        `elmo_plugin://...`, a folder or a ZIP of bilm-tf files or of an ELMoForManyLangs
+        model, or a bilm-tf `options.json` with `weight_file`).
     output_dir : `str`
     weight_file : `str`, optional
     scalar_mix : `Tuple[List[float], float]`, optional
         Pre-softmax layer weights and gamma of a fixed scalar mix to output too.
     keep_sentence_boundaries : `bool`, optional (default = `False`)
     """
-    from elmo_plugin.elmo.formats.onnx.export import ScalarMixWeights, export_onnx
-
-    bilm = bilm_to_export(source, weight_file)
-    os.makedirs(output_dir, exist_ok=True)
-    mix = None if scalar_mix is None else ScalarMixWeights(*scalar_mix)
-    path = os.path.join(output_dir, ONNX_FILE_NAME)
-    return export_onnx(bilm, path, mix, keep_sentence_boundaries)
-
-
-def bilm_to_export(source: str, weight_file: Optional[str]) -> ElmoBiLm:
-    """The biLM `export_onnx_model` exports (see its `source`), or an error naming what is
-    supported."""
-    if weight_file is not None or source.endswith(".json"):
-        if weight_file is None:
-            raise ConfigurationError(
-                f"{source}: a bilm-tf options.json needs its weights: --weight-file weights.hdf5"
-            )
-        return load_bilm(source, weight_file)
-    if is_efml_directory(source):
-        return load_efml_bilm(source)
-    options, weights = (os.path.join(source, name) for name in (OPTIONS_NAME, WEIGHTS_NAME))
-    if os.path.isfile(options) and os.path.isfile(weights):
-        return load_bilm(options, weights)
-    if (os.path.isfile(source) and tarfile.is_tarfile(source)) or os.path.isfile(
-        os.path.join(source, CONFIG_NAME)
-    ):
-        return bilm_from_archive(source)
-    raise ConfigurationError(
-        f"{source}: cannot export this to ONNX. Supported are a bilm-tf options.json with "
-        f"--weight-file, a directory holding bilm-tf {OPTIONS_NAME} and {WEIGHTS_NAME}, and a "
-        f"trained `bilm` model's model.tar.gz or serialization directory, and {EFML_DESCRIPTION}"
+    from elmo_plugin.elmo.formats.onnx.export import (
+        ScalarMixWeights,
+        check_scalar_mix,
+        export_onnx,
+        import_onnx,
     )
+
+    import_onnx()
+    mix = None if scalar_mix is None else ScalarMixWeights(*scalar_mix)
+    check_scalar_mix(mix)
+    if is_archive(source):
+        if weight_file is not None:
+            raise ConfigurationError("--weight-file: only for bilm-tf files, not an archive")
+        if not os.path.exists(source):
+            raise ConfigurationError(f"model archive {source} does not exist")
+        inputs: Dict[str, Optional[str]] = {f"archive file {p}": p for p in archive_files(source)}
+        check_export_output(output_dir, [ONNX_FILE_NAME], inputs)
+        bilm = bilm_from_archive(source)
+    else:
+        files = export_source(source, weight_file)
+        check_export_output(output_dir, [ONNX_FILE_NAME], files_read(files, SOURCE))
+        bilm = load_bilm(files.options_file, files.weight_file)
+    os.makedirs(output_dir, exist_ok=True)
+    return export_onnx(
+        bilm, os.path.join(output_dir, ONNX_FILE_NAME), mix, keep_sentence_boundaries
+    )
+
+
+def export_source(source: str, weight_file: Optional[str]) -> BilmFiles:
+    """The files of the biLM that `source` (and `weight_file`) name, or an error naming what
+    can be exported; nothing is loaded."""
+    if weight_file is None and source.endswith(".json"):
+        raise ConfigurationError(
+            f"{source}: a bilm-tf options.json needs its weights: --weight-file weights.hdf5"
+        )
+    if weight_file is None and os.path.isfile(source) and not zipfile.is_zipfile(source):
+        raise ConfigurationError(
+            f"{source}: cannot export this file. Supported are a bilm-tf options.json with "
+            f"--weight-file, a trained `bilm` model's model.tar.gz or serialization directory, "
+            f"and a biLM named as elmo-embed --model names one: a published biLM's short name, "
+            f"elmo_plugin://..., a folder or a ZIP holding bilm-tf {OPTIONS_NAME} and "
+            f"{WEIGHTS_NAME}, or {EFML_DESCRIPTION}"
+        )
+    return require_weights(resolve_bilm(source, weight_file, SOURCE), SOURCE)
+
+
+def check_export_output(
+    output_dir: str, names: List[str], inputs: Mapping[str, Optional[str]]
+) -> None:
+    """Before the biLM is read: `output_dir` can hold the files `names` (a writable folder, or
+    one that can be made), none of which is a folder, device or pipe or one of `inputs`
+    (compared through symbolic links)."""
+    check_output_directory(output_dir)
+    for name in names:
+        path = os.path.join(output_dir, name)
+        if os.path.isdir(output_dir):
+            check_output_file(path, "output file")
+        refuse_overwriting(path, inputs)

@@ -21,6 +21,7 @@ from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 from allennlp.common.file_utils import cached_path
 
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.package_files import SCHEME, package_path
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +116,11 @@ class _LongSentences:
 
 
 def corpus_files(corpus: str) -> List[str]:
-    """The files of `corpus`: a path, a URL or a glob such as `corpus/*.txt.xz`, sorted."""
+    """The files of `corpus`: a path, a URL, a file of the installed package
+    (`elmo_plugin://training_configs/bilm/sample/...`, which a packaged config names so that it
+    runs from any directory) or a glob such as `corpus/*.txt.xz`, sorted."""
+    if corpus.startswith(SCHEME):
+        corpus = package_path(corpus[len(SCHEME) :])
     if _GLOB_CHARACTERS & set(corpus):
         matches = glob.glob(os.path.expanduser(corpus))
         files = sorted(path for path in matches if os.path.isfile(path))

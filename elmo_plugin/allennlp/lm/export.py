@@ -17,6 +17,8 @@ from elmo_plugin.elmo.formats.atomic_files import check_output_directory, refuse
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.exports import save_bilm
 from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint, load_checkpoint_bilm
+from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
 from elmo_plugin.allennlp.lm.corpus import TARGET_NAMESPACE
 from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from elmo_plugin.allennlp.lm.softmax_file import SOFTMAX_NAME, VOCAB_NAME, softmax_files
@@ -44,6 +46,10 @@ def export_bilm(
     if isinstance(archive_or_model, str):
         for name in (OPTIONS_NAME, WEIGHTS_NAME, SOFTMAX_NAME, VOCAB_NAME, MANIFEST_NAME):
             refuse_overwriting(os.path.join(output_dir, name), {"archive": archive_or_model})
+        if is_checkpoint(archive_or_model):
+            return _export_checkpoint(
+                archive_or_model, output_dir, include_softmax, softmax_float16
+            )
         if not os.path.exists(archive_or_model):
             raise ConfigurationError(f"model archive {archive_or_model} does not exist")
         model = load_checked_archive(archive_or_model, cuda_device=cuda_device).model
@@ -59,6 +65,27 @@ def export_bilm(
     written = [os.path.join(output_dir, name) for name in names]
     logger.info("exported the biLM to %s", ", ".join(written))
     return written
+
+
+def _export_checkpoint(
+    checkpoint: str, output_dir: str, include_softmax: bool, float16: bool
+) -> List[str]:
+    """A bilm-tf training checkpoint's biLM (and softmax, with the vocabulary it was trained
+    with: a `bilm` model's `softmax_file` continues its training) as an export."""
+    softmax: Dict[str, Callable[[str], None]] = {}
+    if include_softmax:
+        language_model = CheckpointLanguageModel(checkpoint)
+        bilm = language_model.bilm
+        weight, bias = (array.numpy() for array in language_model.softmax())
+        words = language_model.vocabulary.words
+        softmax = softmax_files(words, weight.astype("float16") if float16 else weight, bias)
+    else:
+        bilm = load_checkpoint_bilm(checkpoint)
+    options = bilm.options()
+    options["char_cnn"]["n_characters"] = INFERENCE_CHARACTERS
+    save_bilm(bilm, output_dir, {"char_cnn": options["char_cnn"]}, softmax)
+    names = [OPTIONS_NAME, WEIGHTS_NAME] + ([SOFTMAX_NAME, VOCAB_NAME] if include_softmax else [])
+    return [os.path.join(output_dir, name) for name in names]
 
 
 def _softmax_files(model: BilmLanguageModel, float16: bool) -> Dict[str, Callable[[str], None]]:

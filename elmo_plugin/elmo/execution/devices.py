@@ -74,8 +74,11 @@ def copies_asynchronously(device: torch.device) -> bool:
     return on_cuda(device)
 
 
-# The page that says which torch build a GPU needs.
-GPU_PAGE = "docs/gpu.md"
+# What a GPU needs, said in the error itself: a pip install carries no docs/.
+GPU_NEEDS = (
+    "a GPU needs torch's CUDA build (the default package index's on Linux, or PyTorch's index "
+    "for an older CUDA) and an NVIDIA driver recent enough for its CUDA"
+)
 
 
 def check_cuda_device(device: Any, named: str) -> None:
@@ -91,7 +94,7 @@ def check_cuda_device(device: Any, named: str) -> None:
         return
     raise ConfigurationError(
         f"{named} {device}: {_what_torch_sees(count)}; to run on the CPU, {_cpu_instead(named)} "
-        f"({GPU_PAGE} says which torch build a GPU needs)"
+        f"({GPU_NEEDS})"
     )
 
 

@@ -5,7 +5,7 @@ whichever is measured faster now.
 Why measured: the packed path's steps are many small products and element-wise operations, each
 a parallel region that waits for its slowest thread. On an idle machine two threads run them
 faster than one; when another process holds one of the cores, every region waits for the thread
-that shares it, and two threads ran the recurrence far slower than one (issue 44: 0.86x-4.2x
+that shares it, and two threads ran the recurrence far slower than one (measured: 0.86x-4.2x
 AllenNLP's `Elmo` at two threads on a loaded 2-core machine, against 6.7x at one). Which holds
 changes as other jobs come and go, so neither count can be fixed in advance.
 

@@ -32,7 +32,7 @@ import tempfile
 from typing import Iterator, Mapping, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import local_path
+from elmo_plugin.elmo.formats.package_files import SCHEME, local_path
 from elmo_plugin.elmo.formats.zip_archives import outer_file
 
 logger = logging.getLogger(__name__)
@@ -51,8 +51,10 @@ def default_file_mode() -> int:
 
 def check_output_file(path: str, what: str = "output") -> None:
     """A `ConfigurationError` naming `what` (e.g. "--output-file"), `path` and the cause when
-    `path` cannot be written: its directory missing, not a directory or not writable, or
-    `path` an existing directory, device or pipe. Commands call it before their work."""
+    `path` cannot be written: a URL or `elmo_plugin://` name, its directory missing (never
+    made: a mistyped folder would be), not a directory or not writable, or `path` an existing
+    directory, device or pipe. Commands call it before their work."""
+    _refuse_remote(path, what)
     target = os.path.realpath(path)
     if os.path.exists(target) and not os.path.isfile(target):
         raise ConfigurationError(
@@ -67,6 +69,7 @@ def check_output_file(path: str, what: str = "output") -> None:
 def check_output_directory(path: str, what: str = "output directory") -> None:
     """A `ConfigurationError` when the directory `path` (made if missing) cannot be written:
     it is a file, or its nearest existing ancestor is not a writable directory."""
+    _refuse_remote(path, what)
     existing = os.path.realpath(path)
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
@@ -77,14 +80,34 @@ def check_output_directory(path: str, what: str = "output directory") -> None:
         raise ConfigurationError(f"cannot write {what} {path}: {problem}")
 
 
+def _refuse_remote(path: str, what: str) -> None:
+    """An output is a local path: `open("elmo_plugin://x")` writes into a folder `elmo_plugin:`."""
+    if "://" in os.fspath(path):
+        raise ConfigurationError(
+            f"{what} {path} is a URL or an {SCHEME} name; an output is a local path"
+        )
+
+
 def _directory_problem(directory: str) -> Optional[str]:
     if not os.path.exists(directory):
-        return f"the directory {directory} does not exist"
+        return f"the directory {directory} does not exist; create it first"
     if not os.path.isdir(directory):
         return f"{directory} is not a directory"
-    if not os.access(directory, os.W_OK | os.X_OK):
+    if not os.access(directory, os.W_OK | os.X_OK) or not _can_create_in(directory):
         return f"the directory {directory} is not writable"
     return None
+
+
+def _can_create_in(directory: str) -> bool:
+    """Whether a file can be made in `directory`, tried: `os.access` says yes to root on a
+    read-only file system or where the file system refuses new files (sysfs)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".elmo-plugin-probe-", dir=directory)
+    except OSError:
+        return False
+    os.close(handle)
+    os.remove(probe)
+    return True
 
 
 @contextlib.contextmanager

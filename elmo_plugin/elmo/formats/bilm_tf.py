@@ -8,7 +8,7 @@ import json
 import logging
 import math
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Tuple
 
 import h5py
 import numpy
@@ -226,31 +226,71 @@ class _WeightReader:
             "is the file truncated or corrupt?"
         )
 
+    def names(self) -> List[str]:
+        """The names of every dataset in the file."""
+        stored: List[str] = []
+        try:
+            self.handle.visititems(
+                lambda name, item: stored.append(name) if isinstance(item, h5py.Dataset) else None
+            )
+        except (KeyError, RuntimeError, OSError, ValueError) as error:
+            raise self._corrupt("/", error) from error
+        return stored
+
+    def rows(self, name: str) -> Optional[int]:
+        """The first dimension of the dataset `name`, None when it has none or is not there."""
+        stored = self.get(name)
+        return stored.shape[0] if isinstance(stored, h5py.Dataset) and stored.ndim else None
+
     def read(self, name: str, expected_shape: Tuple[int, ...]) -> numpy.ndarray:
         dataset = self.get(name)
         if dataset is None:
             raise ConfigurationError(f"{self.weight_file}: no tensor '{name}' in the weights")
-        if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind != "f":
-            found = dataset.dtype if isinstance(dataset, h5py.Dataset) else "a group"
+        if not isinstance(dataset, h5py.Dataset):
             raise ConfigurationError(
-                f"{self.weight_file}: tensor '{name}' holds {found}; expected floating point"
+                f"{self.weight_file}: tensor '{name}' holds a group; expected floating point"
             )
         try:
             value = dataset[...]
         except (KeyError, RuntimeError, OSError, ValueError) as error:
             raise self._corrupt(name, error) from error
-        if tuple(value.shape) != tuple(expected_shape):
-            raise ConfigurationError(
-                f"{self.weight_file}: tensor '{name}' has shape {tuple(value.shape)} but the "
-                f"options ask for {tuple(expected_shape)}"
-            )
-        bad = value.size - int(numpy.isfinite(value).sum())
-        if bad:
-            raise ConfigurationError(
-                f"{self.weight_file}: tensor '{name}' has {bad} non-finite (NaN or infinite) "
-                f"values; expected finite weights"
-            )
-        return value
+        return checked_weight(value, self.weight_file, name, expected_shape)
+
+
+class WeightSource(Protocol):
+    """Where a biLM's weights are read from, under bilm-tf's hdf5 names: `weights.hdf5`, or a
+    TensorFlow checkpoint whose names are translated (`formats.tensorflow`)."""
+
+    weight_file: str
+
+    def names(self) -> List[str]: ...
+
+    def rows(self, name: str) -> Optional[int]: ...
+
+    def read(self, name: str, expected_shape: Tuple[int, ...]) -> numpy.ndarray: ...
+
+
+def checked_weight(
+    value: numpy.ndarray, weight_file: str, name: str, expected_shape: Tuple[int, ...]
+) -> numpy.ndarray:
+    """`value`, the tensor `name` of `weight_file`, checked: floating point, of the shape the
+    options ask for, finite."""
+    if value.dtype.kind != "f":
+        raise ConfigurationError(
+            f"{weight_file}: tensor '{name}' holds {value.dtype}; expected floating point"
+        )
+    if tuple(value.shape) != tuple(expected_shape):
+        raise ConfigurationError(
+            f"{weight_file}: tensor '{name}' has shape {tuple(value.shape)} but the "
+            f"options ask for {tuple(expected_shape)}"
+        )
+    bad = value.size - int(numpy.isfinite(value).sum())
+    if bad:
+        raise ConfigurationError(
+            f"{weight_file}: tensor '{name}' has {bad} non-finite (NaN or infinite) "
+            f"values; expected finite weights"
+        )
+    return value
 
 
 def _open_hdf5(weight_file: str) -> h5py.File:
@@ -276,8 +316,13 @@ def _unreadable(weight_file: str, path: str, error: OSError) -> str:
 
 def read_weights(bilm: ElmoBiLm, weight_file: str) -> None:
     """Copies bilm-tf's weights into `bilm`, checking every shape against the options."""
-    with _open_hdf5(weight_file) as handle, torch.no_grad():
-        reader = _WeightReader(handle, weight_file)
+    with _open_hdf5(weight_file) as handle:
+        copy_weights(bilm, _WeightReader(handle, weight_file))
+
+
+def copy_weights(bilm: ElmoBiLm, reader: WeightSource) -> None:
+    """Copies the weights of `reader` into `bilm`, checking every shape against the options."""
+    with torch.no_grad():
         _refuse_undescribed(bilm, reader)
         _read_char_embedding(bilm, reader)
         for name, tensor, how in _tensor_pairs(bilm):
@@ -298,17 +343,11 @@ def _described_names(bilm: ElmoBiLm) -> List[str]:
     return ["char_embed"] + [name for name, _, _ in _tensor_pairs(bilm)] + lstm
 
 
-def _refuse_undescribed(bilm: ElmoBiLm, reader: _WeightReader) -> None:
+def _refuse_undescribed(bilm: ElmoBiLm, reader: WeightSource) -> None:
     """Weights the options do not describe (another LSTM or highway layer, another filter)
     mean that the options are not the weights' own: the biLM would silently lose layers."""
     described = set(_described_names(bilm))
-    stored: List[str] = []
-    try:
-        reader.handle.visititems(
-            lambda name, item: stored.append(name) if isinstance(item, h5py.Dataset) else None
-        )
-    except (KeyError, RuntimeError, OSError, ValueError) as error:
-        raise reader._corrupt("/", error) from error
+    stored = reader.names()
     extra = sorted(name for name in stored if name not in described)
     if extra:
         lstm, cnn = bilm.options()["lstm"], bilm.options()["char_cnn"]
@@ -320,15 +359,10 @@ def _refuse_undescribed(bilm: ElmoBiLm, reader: _WeightReader) -> None:
         )
 
 
-def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
+def _read_char_embedding(bilm: ElmoBiLm, reader: WeightSource) -> None:
     encoder = bilm.character_encoder
-    stored = reader.get("char_embed")
     # bilm-tf stores 261 characters, or 262 when trained with the padding character.
-    rows = (
-        stored.shape[0]
-        if isinstance(stored, h5py.Dataset) and stored.ndim
-        else encoder.num_characters
-    )
+    rows = reader.rows("char_embed") or encoder.num_characters
     if rows not in (261, 262) or rows > encoder.num_characters:
         rows = encoder.num_characters
     value = reader.read("char_embed", (rows, encoder.char_embedding_dim))
@@ -336,7 +370,7 @@ def _read_char_embedding(bilm: ElmoBiLm, reader: _WeightReader) -> None:
     encoder.char_embedding[1 : rows + 1] = torch.from_numpy(value)
 
 
-def _from_tf(reader: _WeightReader, name: str, tensor: torch.Tensor, how: str) -> numpy.ndarray:
+def _from_tf(reader: WeightSource, name: str, tensor: torch.Tensor, how: str) -> numpy.ndarray:
     shape = tuple(tensor.shape)
     if how == "conv":  # (1, width, char_dim, filters) <-> (filters, char_dim, width)
         stored = reader.read(name, (1, shape[2], shape[1], shape[0]))
@@ -348,7 +382,7 @@ def _from_tf(reader: _WeightReader, name: str, tensor: torch.Tensor, how: str) -
     return numpy.ascontiguousarray(-stored if how.startswith("neg") else stored)
 
 
-def _read_lstm_direction(reader: _WeightReader, layer, index: int, direction: int) -> None:
+def _read_lstm_direction(reader: WeightSource, layer, index: int, direction: int) -> None:
     cell, hidden, inputs = layer.cell_size, layer.hidden_size, layer.input_size
     kernel = reader.read(_lstm_name(direction, index, "W_0"), (inputs + hidden, 4 * cell))
     bias = reader.read(_lstm_name(direction, index, "B"), (4 * cell,)).copy()

@@ -19,9 +19,18 @@ from elmo_plugin.elmo.formats.bilm_tf import check_options, read_options, read_w
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
 from elmo_plugin.elmo.formats.efml.ids import EFML_INDEXER_NAME
 from elmo_plugin.elmo.formats.efml.model import EFML_OPTIONS_KEY
-from elmo_plugin.elmo.formats.names import EFML, BilmFiles, PathName, resolve_bilm
+from elmo_plugin.elmo.formats.names import (
+    EFML,
+    TF_CHECKPOINT,
+    TF_HUB,
+    BilmFiles,
+    PathName,
+    is_gone,
+    resolve_bilm,
+)
 from elmo_plugin.elmo.formats.package_files import MissingFileError
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import load_checkpoint_bilm
+from elmo_plugin.elmo.formats.tensorflow.hub_module import load_hub_bilm
 
 # The vocabulary namespace where a biLM loaded with a model's vocabulary has its options
 # recorded, one JSON token `{"options_file": name, "options": {...}}` per file name: AllenNLP
@@ -96,6 +105,11 @@ def load_bilm(
             if vocab is not None:  # so that its archive knows the folder it needs
                 record_options(vocab, os.fspath(options_file), bilm.options())
             return bilm
+        if files.format in (TF_CHECKPOINT, TF_HUB):
+            load = load_checkpoint_bilm if files.format == TF_CHECKPOINT else load_hub_bilm
+            return load(
+                files.options_file, stateful, char_cnn_cache_size, dropout, compute_dtype, execution
+            )
         name = os.fspath(options_file)
         if vocab is not None and _recorded_efml(vocab, name) and is_gone(files.options_file):
             raise efml_model_gone(name, "the biLM's options_file")
@@ -162,11 +176,6 @@ def efml_model_gone(name: str, what: str) -> MissingFileError:
         "validation_dataset_reader's indexer too, where the config has one; in Python, "
         "load_archive(..., overrides=...))"
     )
-
-
-def is_gone(name: str) -> bool:
-    """Whether the local path `name` (a ZIP member too) is neither a file nor a folder."""
-    return "://" not in name and not is_folder(name) and not is_file(name)
 
 
 def _recorded_efml(vocab: OptionsRecord, name: str) -> bool:

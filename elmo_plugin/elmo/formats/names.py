@@ -7,7 +7,10 @@ How a user names a biLM, resolved in one place for every entry point (`ElmoEmbed
 - `elmo_plugin://...`, a file or folder inside the installed package (the shipped biLM is
   `elmo_plugin://pretrained/elmo_wikipedia_512x128`);
 - a folder holding a biLM in a format of `BILM_FOLDER_FORMATS` (an `elmo-export`, an
-  ELMoForManyLangs model, an unpacked NLPL archive);
+  ELMoForManyLangs model, an unpacked NLPL archive, a bilm-tf training checkpoint folder, a
+  TF1 Hub module);
+- one checkpoint of such a folder, by its prefix (`.../model.ckpt-N`);
+- a `.tar.gz` holding such a folder (TF-Hub's compressed modules), unpacked once into the cache;
 - a ZIP archive holding such a folder at its top or as its one biLM sub-folder (NLPL's
   repository publishes bilm-tf and ELMoForManyLangs models so), read in place: its files are
   named `<archive>/<member>` (`zip_archives`);
@@ -30,8 +33,15 @@ from elmo_plugin.elmo.formats.package_files import (
     SHIPPED_BILM,
     MissingFileError,
     local_file,
+    no_such_path,
     package_path,
 )
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import DESCRIPTION as TF_CHECKPOINT
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import REQUIRED_FILES as TF_FILES
+from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint_prefix
+from elmo_plugin.elmo.formats.tensorflow.hub_module import DESCRIPTION as TF_HUB
+from elmo_plugin.elmo.formats.tensorflow.hub_module import REQUIRED_FILES as TF_HUB_FILES
+from elmo_plugin.elmo.formats.tensorflow.tar_archives import is_tar_archive, unpacked
 from elmo_plugin.elmo.formats.published_models import (
     PREFIX,
     PUBLISHED_ARCHIVES,
@@ -61,7 +71,11 @@ BILM_FOLDER_FORMATS: Dict[str, Tuple[str, ...]] = {
     BILM_TF: (OPTIONS_NAME, WEIGHTS_NAME),
     BILM_TF_NLPL: (OPTIONS_NAME, NLPL_WEIGHTS_NAME),
     EFML: tuple(EFML_FILES),
+    TF_CHECKPOINT: TF_FILES,
+    TF_HUB: TF_HUB_FILES,
 }
+# Formats loaded from their folder as a whole (`BilmFiles.options_file` names it).
+WHOLE_FOLDER_FORMATS = (EFML, TF_CHECKPOINT, TF_HUB)
 ZIP_SUFFIX = ".zip"
 
 
@@ -99,13 +113,30 @@ def resolve_bilm(
         return _folder_files(name, folder)
     if weights is None and name == SHIPPED_OPTIONS:
         return BilmFiles(name, SHIPPED_WEIGHTS)
+    if weights is None and is_checkpoint_prefix(name):
+        return BilmFiles(name, None, TF_CHECKPOINT)
     _refuse_unknown_short_name(name, what)
     return BilmFiles(name, weights)
 
 
 def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
     """`files`, refused when they have no weights: a biLM of random weights is never wanted
-    outside a model (whose archive may bring them)."""
+    outside a model (whose archive may bring them). A local file that is not there is said to
+    be missing, not taken for an options file without weights."""
+    for name in (files.options_file, files.weight_file):
+        # A ZIP's missing member is named by the reader, with what the ZIP holds.
+        if (
+            name is not None
+            and is_gone(name)
+            and split_member(name) is None
+            and not is_checkpoint_prefix(name)  # its files are `name.index` and `name.data-*`
+        ):
+            raise no_such_path(
+                name,
+                what,
+                "name a biLM folder or ZIP, an options.json with its weights.hdf5, or a "
+                f"published biLM by name ({', '.join(PUBLISHED_MODELS)}, efml-<language>)",
+            )
     if files.weight_file is None and files.format == BILM_TF:
         _refuse_missing_path(files.options_file, what)
         raise ConfigurationError(
@@ -114,6 +145,21 @@ def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
             f"both, or a published biLM by name ({short_names()})"
         )
     return files
+
+
+def is_gone(name: str) -> bool:
+    """Whether the local path `name` (a ZIP member too) is neither a file nor a folder."""
+    return "://" not in name and not is_folder(name) and not is_file(name)
+
+
+def files_read(files: BilmFiles, what: str) -> Dict[str, Optional[str]]:
+    """The files the biLM of `files` is read from, each by what names it (`what`'s options or
+    weights, or each file of a folder format's folder), for a command's outputs to be checked
+    against."""
+    if files.weight_file is not None:
+        return {f"{what}'s options": files.options_file, f"{what}'s weights": files.weight_file}
+    folder = files.options_file
+    return {f"{what}'s {name}": os.path.join(folder, name) for name in list_folder(folder)}
 
 
 def _text(name: PathName, what: str) -> str:
@@ -140,6 +186,8 @@ def _folder(name: str) -> Optional[str]:
         return local_file(SCHEME + archive, "published biLM")
     if name.startswith(SCHEME + PREFIX):
         return name if name[len(SCHEME + PREFIX) :].strip("/").count("/") == 0 else None
+    if is_tar_archive(name):  # TF-Hub's compressed modules
+        return unpacked(name)
     local = package_path(name[len(SCHEME) :]) if name.startswith(SCHEME) else name
     return local if "://" not in local and is_folder(local) else None
 
@@ -149,6 +197,8 @@ def _folder_files(name: str, folder: str) -> BilmFiles:
         return BilmFiles(f"{folder}/{OPTIONS_NAME}", f"{folder}/{WEIGHTS_NAME}")
     # The files are looked for in `local` and named from `name` (`elmo_plugin://...` stays so).
     local, base = folder.rstrip("/"), name.rstrip("/")
+    if is_tar_archive(name):  # read from where it was unpacked
+        base = local
     fmt = _format_of(local)
     if fmt is None and (split_member(local) or ("", None))[1] == "":  # a ZIP's one biLM folder
         local, fmt = _zip_sub_folder(local)
@@ -159,7 +209,7 @@ def _folder_files(name: str, folder: str) -> BilmFiles:
             f"the {kind} {name!r} holds no biLM: it has {_listed(list_folder(local))}; a biLM "
             f"{kind} holds {_needs()}"
         )
-    if fmt == EFML:
+    if fmt in WHOLE_FOLDER_FORMATS:
         return BilmFiles(local, None, fmt)
     options, weights = BILM_FOLDER_FORMATS[fmt]
     return BilmFiles(f"{base}/{options}", f"{base}/{weights}")

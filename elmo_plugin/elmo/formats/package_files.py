@@ -5,6 +5,7 @@ Files that configs can name from any working directory:
 `elmo_plugin://published/<name>/weights.hdf5` a published biLM's file, downloaded once.
 """
 
+import difflib
 import importlib.resources
 import os
 import posixpath
@@ -28,12 +29,39 @@ CACHE_DIRECTORY = os.path.join(
     os.environ.get("ALLENNLP_CACHE_ROOT", os.path.expanduser(os.path.join("~", ".allennlp"))),
     "cache",
 )
+# How many names of a folder an error about a missing path shows.
+_CLOSE_NAMES = 5
 # How long to wait for a URL's host before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 5.0
 
 
 class MissingFileError(ConfigurationError):
     """A file a config names does not exist."""
+
+
+def no_such_path(name: str, what: str, expected: str) -> MissingFileError:
+    """The error for the local path `name`, which `what` names, when nothing is there: the
+    path tried, the nearest folder that exists and the names in it closest to the missing one,
+    and `expected` (what to name instead)."""
+    tried = os.path.abspath(os.path.expanduser(name))
+    missing, parent = os.path.basename(tried.rstrip(os.sep)), os.path.dirname(tried.rstrip(os.sep))
+    while not os.path.isdir(parent):
+        missing, parent = os.path.basename(parent), os.path.dirname(parent)
+    try:
+        entries = sorted(os.listdir(parent))
+    except OSError:
+        entries = []
+    close = difflib.get_close_matches(missing, entries, n=_CLOSE_NAMES, cutoff=0.5)
+    shown = close or entries[:_CLOSE_NAMES]
+    holds = (
+        f"holding {', '.join(shown)}{' ...' if len(entries) > len(shown) else ''}"
+        if shown
+        else "empty"
+    )
+    return MissingFileError(
+        f"{what} {name!r}: no such file or folder (tried {tried}; the nearest folder there is "
+        f"{parent}, {holds}); {expected}"
+    )
 
 
 def package_path(relative: str) -> str:

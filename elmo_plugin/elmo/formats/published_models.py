@@ -190,7 +190,7 @@ def published_model(name: str) -> PublishedModel:
     if name not in PUBLISHED_MODELS:
         raise ConfigurationError(
             f"no published ELMo biLM is named {name!r}; the names are "
-            f"{short_names()} (docs/elmo.md, 'Published biLMs')"
+            f"{short_names()}; or name a biLM's folder, ZIP or options file"
         )
     return PUBLISHED_MODELS[name]
 

@@ -16,7 +16,6 @@ from elmo_plugin.allennlp.data_paths import check_data_named
 from elmo_plugin.elmo import ELMO_INDEXER_KEY
 from elmo_plugin.elmo.errors import ConfigurationError
 
-# The language model's constants live in `corpus`; imported from here too by older importers.
 from elmo_plugin.allennlp.lm.corpus import (
     LONG_SENTENCES,
     MAX_LINE_BYTES,

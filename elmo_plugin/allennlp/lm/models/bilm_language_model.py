@@ -16,7 +16,7 @@ from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
 from elmo_plugin.elmo.formats.bilm_tf import check_options
 from elmo_plugin.elmo.formats.file_sets import read_together
-from elmo_plugin.allennlp.lm.dataset_readers.bilm_corpus import (
+from elmo_plugin.allennlp.lm.corpus import (
     SENTENCE_END,
     SENTENCE_START,
     TARGET_NAMESPACE,

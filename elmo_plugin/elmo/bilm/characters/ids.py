@@ -22,7 +22,7 @@ import torch
 # UTF-8 bytes (0-255), at most `MAX_WORD_LENGTH - 2` of them, between beginning- and end-of-word
 # markers, padded; the sentence markers `<S>` and `</S>` are words of their own. Every id is
 # then shifted by one so that 0 can pad the tokens a sentence does not have
-# (`tests/test_allennlp_parity.py` checks these against AllenNLP's).
+# (`tests/elmo/test_character_ids.py` checks the tensors against AllenNLP's `batch_to_ids`).
 MAX_WORD_LENGTH = 50
 BEGINNING_OF_SENTENCE_CHARACTER = 256
 END_OF_SENTENCE_CHARACTER = 257

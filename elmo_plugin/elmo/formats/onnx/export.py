@@ -27,6 +27,7 @@ The export is stateless, as `ElmoBiLm` is by default: every sentence starts from
 """
 
 import json
+import math
 from typing import NamedTuple, Optional, Sequence
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
@@ -67,7 +68,8 @@ def export_onnx(
     keep_sentence_boundaries : `bool`, optional (default = `False`)
         Keep the `<S>` and `</S>` positions in the outputs, as `Elmo`'s option of that name.
     """
-    onnx = _import_onnx()
+    onnx = import_onnx()
+    check_scalar_mix(scalar_mix)
     if type(bilm) not in (ElmoBiLm, EfmlBiLm):
         # A subclass may read other input or compute otherwise: not these graphs.
         raise ConfigurationError(
@@ -97,15 +99,33 @@ def export_onnx(
     return path
 
 
-def _import_onnx():
+class MissingExtraError(ConfigurationError, ImportError):
+    """A package of an optional extra is not installed: a user's error (one line in the
+    commands), and an `ImportError` for code that catches those."""
+
+
+def import_onnx():
+    """The `onnx` package, or a `MissingExtraError` naming the extra that installs it."""
     try:
         import onnx
     except ImportError as error:
-        raise ImportError(
+        raise MissingExtraError(
             f"exporting ELMo to ONNX needs the `onnx` package: pip install "
             f'"elmo_plugin[{ONNX_EXTRA}]" (or pip install onnx onnxruntime)'
         ) from error
     return onnx
+
+
+def check_scalar_mix(scalar_mix: Optional[ScalarMixWeights]) -> None:
+    """A mix of NaN or infinite weights or gamma would give NaN vectors: refused."""
+    if scalar_mix is None:
+        return
+    values = [*scalar_mix.scalar_parameters, scalar_mix.gamma]
+    if not all(isinstance(value, (int, float)) and math.isfinite(value) for value in values):
+        raise ConfigurationError(
+            f"the scalar mix's weights {list(scalar_mix.scalar_parameters)} and gamma "
+            f"{scalar_mix.gamma} must be finite numbers (no nan or inf)"
+        )
 
 
 def parameter_bytes(bilm: ElmoBiLm) -> int:
