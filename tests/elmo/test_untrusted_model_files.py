@@ -142,10 +142,3 @@ def test_a_table_that_is_not_utf8_is_refused(efml_copy):
     (efml_copy / "word.dic").write_bytes(b"<oov>\t0\n<pad>\t1\n\xff\xfe\t2\n")
     with pytest.raises(ConfigurationError, match=r"word\.dic: not UTF-8 text"):
         load_efml_bilm(str(efml_copy))
-
-
-def test_a_path_to_nothing_is_named_missing_not_short_of_weights(tmp_path):
-    for missing in (tmp_path / "nothing", tmp_path / "209.zip" / "sub"):
-        with pytest.raises(ConfigurationError, match="no such file or folder") as caught:
-            ElmoEmbedder(str(missing))
-        assert "weight_file" not in str(caught.value)

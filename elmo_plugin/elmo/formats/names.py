@@ -138,7 +138,6 @@ def require_weights(files: BilmFiles, what: str = "options_file") -> BilmFiles:
                 f"published biLM by name ({', '.join(PUBLISHED_MODELS)}, efml-<language>)",
             )
     if files.weight_file is None and files.format == BILM_TF:
-        _refuse_missing_path(files.options_file, what)
         raise ConfigurationError(
             f"{what} {files.options_file!r} needs its weight_file (bilm-tf {WEIGHTS_NAME}): "
             "without it the biLM's weights would be random. Name both files, a folder holding "
@@ -264,17 +263,6 @@ def _listed(names: List[str], most: int = 8) -> str:
         return "no files"
     shown = ", ".join(names[:most])
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
-
-
-def _refuse_missing_path(name: str, what: str) -> None:
-    """A local path to nothing would otherwise be taken for an options file lacking its
-    weights."""
-    if name.startswith(SCHEME) or "://" in name or is_file(name) or is_folder(name):
-        return
-    raise MissingFileError(
-        f"{what} {name!r}: no such file or folder (tried {os.path.abspath(name)}); expected a "
-        "biLM's folder, ZIP archive or options file"
-    )
 
 
 def _refuse_unknown_short_name(name: str, what: str) -> None:
