@@ -5,6 +5,7 @@ import json
 import logging
 import shutil
 from pathlib import Path
+from typing import List
 
 import h5py
 import numpy
@@ -16,6 +17,7 @@ import elmo_plugin
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo import load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
+from tests.paths import FIXTURES
 
 AWKWARD = [["a"], [], ["x" * 80, "naïve", "日本語"], ["The", "cat", "sat", "."]]
 
@@ -367,3 +369,20 @@ def test_paths_and_numpy_layer_indices_are_taken(elmo_options, elmo_weights):
     numpy.testing.assert_array_equal(by_array, by_list)
     with pytest.raises(ConfigurationError, match="layers must be one of"):
         embedder.embed([["a"]], layers=numpy.array([[0, 1]]))
+
+
+def test_an_efml_sentence_longer_than_max_tokens_is_embedded_in_windows():
+    """The window path took bilm-tf's ids and sentence markers, which an ELMoForManyLangs
+    biLM has not."""
+    model = str(FIXTURES / "efml" / "model")
+    sentence = [f"word{index % 7}" for index in range(22)] + ["мама", "x" * 70]
+    whole = ElmoEmbedder(model, max_tokens=10**6).embed_sentence(sentence)
+    bounded = ElmoEmbedder(model, max_tokens=8)
+    runs: List[int] = []
+    bounded.elmo_bilm.lstm.register_forward_pre_hook(
+        lambda _, args: runs.append(args[0].size(0) * args[0].size(1))
+    )
+    windowed = bounded.embed_sentence(sentence)
+    assert len(runs) > 1 and max(runs) <= 8
+    assert windowed.shape == whole.shape == (3, len(sentence), 32)
+    numpy.testing.assert_allclose(windowed, whole, atol=2e-6, rtol=0)

@@ -170,3 +170,48 @@ def test_carried_states_on_an_efml_model_as_its_stateful_bilm(sentences):
             layers = torch.stack(bilm(bilm.batch_to_ids(batch))["activations"])
             expected = [layers[:, row, 1 : len(s) + 1].numpy() for row, s in enumerate(batch)]
             assert_all_close(carried.embed_batch(batch), expected)
+
+
+class _FailingRun(RuntimeError):
+    pass
+
+
+def _fail_on_run(monkeypatch, bilm, failing_run: int) -> None:
+    """The biLM's LSTM raises on its `failing_run`-th run from now (1 the next)."""
+    forward, runs = type(bilm.lstm).forward, []
+
+    def counted(lstm, *args, **kwargs):
+        runs.append(1)
+        if len(runs) == failing_run:
+            raise _FailingRun("run failed")
+        return forward(lstm, *args, **kwargs)
+
+    monkeypatch.setattr(type(bilm.lstm), "forward", counted)
+
+
+@pytest.mark.parametrize("call", ["embed", "embed_warmup", "embed_sentences"])
+def test_a_call_that_fails_leaves_the_carried_states_as_they_were(
+    elmo_options, elmo_weights, sentences, monkeypatch, call
+):
+    embedder = ElmoEmbedder(elmo_options, elmo_weights, state="carried")
+    embedder.embed_batch(sentences[:3])
+    before = embedder.elmo_bilm._states
+    _fail_on_run(monkeypatch, embedder.elmo_bilm, failing_run=2)  # after a run that succeeded
+    with pytest.raises(_FailingRun):
+        if call == "embed_sentences":
+            list(embedder.embed_sentences(sentences[:4], batch_size=2))
+        else:
+            embedder.embed(sentences[:4], batch_size=2, warmup=call == "embed_warmup")
+    after = embedder.elmo_bilm._states
+    assert before is not None and after is not None
+    assert torch.equal(after.hidden, before.hidden) and torch.equal(after.memory, before.memory)
+
+
+def test_wrong_argument_types_are_one_line_errors(elmo_options, elmo_weights, sentences):
+    embedder = ElmoEmbedder(elmo_options, elmo_weights, state="carried")
+    with pytest.raises(ConfigurationError, match="batch_size must be a positive integer, got '2'"):
+        embedder.embed(sentences[:3], batch_size="2", warmup=True)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="cuda_device must be an integer.*str '0'"):
+        ElmoEmbedder(elmo_options, elmo_weights, cuda_device="0")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="cuda_device must be an integer"):
+        ElmoEmbedder.from_bilm(embedder.elmo_bilm, cuda_device=True)

@@ -9,6 +9,7 @@ import sys
 import tarfile
 
 import pytest
+import torch
 
 from elmo_plugin.allennlp.archives import check_members, load_checked_archive
 from elmo_plugin.elmo.errors import ConfigurationError
@@ -159,3 +160,34 @@ def test_an_archive_member_path_extracted_by_cached_path_is_checked(command_chan
         cached_path(f"{archive}!train.txt", cache_dir=tmp_path / "cache", extract_archive=True)
     assert not (tmp_path / "cache" / "pathtest-escaped.txt").exists()
     assert not any(p.name.endswith("-extracted") for p in (tmp_path / "cache").iterdir())
+
+
+class _WritesAMarker:
+    """Unpickled, it would create the file `marker`."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_weights_that_would_run_code_are_refused_naming_the_file(tmp_path):
+    """AllenNLP unpickles `weights.th` in full (on torch 1.12 nothing stops a `__reduce__`)."""
+    serialization_dir = tmp_path / "model"
+    with tarfile.open(GOOD) as good:
+        good.extractall(serialization_dir)
+    weights = serialization_dir / "weights.th"
+    state = torch.load(weights)
+    state["payload"] = _WritesAMarker(str(tmp_path / "marker"))
+    torch.save(state, weights)
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as evil:
+        for name in os.listdir(serialization_dir):
+            evil.add(serialization_dir / name, name)
+    for path in (archive, serialization_dir):
+        with pytest.raises(ConfigurationError, match=r"weights\.th: refused to unpickle .*open"):
+            load_checked_archive(str(path))
+    with pytest.raises(ConfigurationError, match=r"evil\.tar\.gz/weights\.th: refused"):
+        load_checked_archive(str(archive))
+    assert not (tmp_path / "marker").exists()

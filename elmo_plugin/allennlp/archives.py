@@ -37,6 +37,7 @@ from allennlp.common.file_utils import cached_path
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.formats.restricted_pickle import check_tensors_only
 from elmo_plugin.embedding.text_files import quoted
 
 logger = logging.getLogger(__name__)
@@ -99,11 +100,13 @@ def extract_checked(archive_file: str, directory: str) -> None:
 
 @contextlib.contextmanager
 def checked_extracted_archive(resolved_archive_file: str, cleanup: bool = True) -> Iterator[str]:
-    """AllenNLP's `extracted_archive` (same arguments), with `extract_checked`."""
+    """AllenNLP's `extracted_archive` (same arguments), with `extract_checked` and
+    `check_weights`."""
     tempdir = tempfile.mkdtemp()
     try:
         logger.info("extracting archive file %s to temp dir %s", resolved_archive_file, tempdir)
         extract_checked(resolved_archive_file, tempdir)
+        check_weights(tempdir, archive_file=resolved_archive_file)
         yield tempdir
     except BaseException:
         shutil.rmtree(tempdir, ignore_errors=True)
@@ -119,14 +122,36 @@ def load_checked_archive(
     weights_file: Optional[str] = None,
 ):
     """AllenNLP's `load_archive` (same arguments, an `Archive` back), with every member
-    checked before anything is extracted (`check_members`)."""
+    checked before anything is extracted (`check_members`) and the weights before they are
+    unpickled (`check_weights`)."""
     from allennlp.models.archival import load_archive
 
     resolved = cached_path(archive_file)
     if os.path.isdir(resolved):
+        check_weights(resolved, weights_file)
         return load_archive(resolved, cuda_device, overrides, weights_file)
-    with checked_extracted_archive(resolved) as directory:
+    with checked_extracted_archive(resolved) as directory:  # checks the archive's own weights
+        if weights_file:
+            check_weights(directory, weights_file)
         return load_archive(directory, cuda_device, overrides, weights_file)
+
+
+def check_weights(
+    serialization_dir: str, weights_file: Optional[str] = None, archive_file: Optional[str] = None
+) -> None:
+    """A `ConfigurationError` naming the weights `load_archive` would read from
+    `serialization_dir` (or `weights_file`; as a member of `archive_file` where it was extracted
+    from one) unless they hold only tensors: AllenNLP unpickles them in full, which on torch
+    1.12 runs any code the pickle names (`check_tensors_only`)."""
+    from allennlp.models.archival import get_weights_path
+
+    weights = weights_file or get_weights_path(serialization_dir)
+    if not os.path.isfile(weights):  # AllenNLP's own error follows
+        return
+    extracted = archive_file is not None and not weights_file
+    check_tensors_only(
+        weights, f"{archive_file}/{os.path.basename(weights)}" if extracted else weights
+    )
 
 
 def archive_model_whole(

@@ -9,7 +9,7 @@ It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
 
 import logging
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
 
 import numpy
 import torch
@@ -119,6 +119,7 @@ class ElmoEmbedder:
         state: str = STATELESS,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
+        _check_cuda_device(cuda_device)
         carries_states(state)
         files = require_weights(resolve_bilm(options_file, weight_file))
         bilm = load_bilm(
@@ -147,6 +148,7 @@ class ElmoEmbedder:
             Made the biLM's (its `stateful`), from zero states.
         """
         _check_positive("max_tokens", max_tokens)
+        _check_cuda_device(cuda_device)
         embedder = cls.__new__(cls)
         embedder._hold(bilm, cuda_device, max_tokens, state)
         return embedder
@@ -188,12 +190,12 @@ class ElmoEmbedder:
         if longest == 0:  # no token axis for the biLM to run over
             empty = torch.zeros(len(batch), self.num_layers, 0, self.get_output_dim())
             return empty.to(device), torch.zeros(len(batch), 0, dtype=torch.bool, device=device)
-        with torch.no_grad():
+        with torch.no_grad(), self.elmo_bilm.states_kept_on_failure():
             output = self.elmo_bilm(self.elmo_bilm.batch_to_ids(batch).to(device))
-        stripped = [
-            remove_sentence_boundaries(layer, output["mask"]) for layer in output["activations"]
-        ]
-        return torch.stack([layer for layer, _ in stripped], dim=1), stripped[0][1]
+            stripped = [
+                remove_sentence_boundaries(layer, output["mask"]) for layer in output["activations"]
+            ]
+            return torch.stack([layer for layer, _ in stripped], dim=1), stripped[0][1]
 
     def embed_sentence(self, sentence: Sentence) -> numpy.ndarray:
         """The layers of one tokenised sentence, `(L + 1, num_tokens, dim)`."""
@@ -203,7 +205,8 @@ class ElmoEmbedder:
         """The layers of each sentence of `batch`, `(L + 1, num_tokens, dim)` each."""
         _check_sentences(batch)
         if self.elmo_bilm.stateful:  # one run, as 0.9's: each row starts from its state
-            return self._embed_run(batch)
+            with self.elmo_bilm.states_kept_on_failure():
+                return self._embed_run(batch)
         embedded: List[numpy.ndarray] = []
         for chunk in _chunks(batch, self.max_tokens):
             embedded.extend(self._embed_fitting(chunk, self.max_tokens))
@@ -255,13 +258,14 @@ class ElmoEmbedder:
         """The layers of each sentence, in order, computed `batch_size` sentences at a time."""
         _check_positive("batch_size", batch_size)
         batch: List[Sentence] = []
-        for sentence in sentences:
-            batch.append(sentence)
-            if len(batch) == batch_size:
+        with self.elmo_bilm.states_kept_on_failure():
+            for sentence in sentences:
+                batch.append(sentence)
+                if len(batch) == batch_size:
+                    yield from self.embed_batch(batch)
+                    batch = []
+            if batch:
                 yield from self.embed_batch(batch)
-                batch = []
-        if batch:
-            yield from self.embed_batch(batch)
 
     def embed(
         self,
@@ -294,6 +298,13 @@ class ElmoEmbedder:
         """
         pick = _layer_picker(layers, self.num_layers)
         _check_sentences(sentences)
+        _check_positive("batch_size", batch_size)
+        with self.elmo_bilm.states_kept_on_failure():
+            return self._embed_all(sentences, pick, batch_size, warmup)
+
+    def _embed_all(
+        self, sentences: List[Sentence], pick: Callable, batch_size: int, warmup: bool
+    ) -> numpy.ndarray:
         if warmup:
             warm_up(self, sentences, batch_size)
         longest = max((len(sentence) for sentence in sentences), default=0)
@@ -325,7 +336,6 @@ class ElmoEmbedder:
         if self.elmo_bilm.stateful:
             yield from enumerate(self.embed_sentences(sentences, batch_size))
             return
-        _check_positive("batch_size", batch_size)
         lengths = [len(sentence) for sentence in sentences]
         for batch in plan_batches(lengths, batch_size, self.max_tokens):
             yield from zip(batch, self.embed_batch([sentences[row] for row in batch]))
@@ -425,6 +435,15 @@ def _release_device_memory() -> None:
 def _check_positive(name: str, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _check_cuda_device(cuda_device: int) -> None:
+    ok = isinstance(cuda_device, int) and not isinstance(cuda_device, bool) and cuda_device >= -1
+    if not ok:
+        raise ConfigurationError(
+            f"cuda_device must be an integer, -1 for the CPU or a GPU's index, got "
+            f"{_shown(cuda_device)}"
+        )
 
 
 def _check_sentences(sentences: Sequence[Sentence]) -> None:

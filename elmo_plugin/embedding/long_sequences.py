@@ -20,7 +20,7 @@ from typing import List, Tuple
 import numpy
 import torch
 
-from elmo_plugin.elmo import ElmoBiLm, LstmState, batch_to_ids
+from elmo_plugin.elmo import ElmoBiLm, LstmState
 
 # The two rows of a step: the forward one, then the backward one.
 _FORWARD, _BACKWARD = 0, 1
@@ -50,11 +50,11 @@ def embed_long_sequence(bilm: ElmoBiLm, sentence: List[str], max_tokens: int) ->
 
 
 def _marked_character_ids(bilm: ElmoBiLm, sentence: List[str]) -> torch.Tensor:
-    """`(len(sentence) + 2, 50)` character ids, `<S>` first and `</S>` last."""
-    encoder = bilm.character_encoder
-    ids = batch_to_ids([sentence])[0]
-    begin = encoder.bos_characters.to(ids.dtype).cpu().unsqueeze(0)  # type: ignore[operator]
-    end = encoder.eos_characters.to(ids.dtype).cpu().unsqueeze(0)  # type: ignore[operator]
+    """The biLM's ids of `sentence` (`(len(sentence) + 2, width)`), its sentence start marker
+    first and its end marker last (bilm-tf's `<S>`, `</S>`; ELMoForManyLangs' `<bos>`, `<eos>`)."""
+    ids = bilm.batch_to_ids([sentence])[0]
+    markers = bilm.character_encoder.sentence_markers()
+    begin, end = (marker.to(ids.dtype).cpu().unsqueeze(0) for marker in markers)
     return torch.cat([begin, ids, end])
 
 

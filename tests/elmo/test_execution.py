@@ -107,3 +107,22 @@ def test_tf32_is_on_inside_the_bilms_forward_pass_only():
         )
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def test_an_execution_built_directly_is_checked_as_a_config_is():
+    """`Execution(fused="false")` was taken, and a non-empty string is true: fused."""
+    with pytest.raises(ConfigurationError, match="execution.fused must be true or false or null"):
+        Execution(fused="false")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="execution.deduplicates must be true or false"):
+        Execution(deduplicates=1)  # type: ignore[arg-type]
+
+
+def test_load_bilm_takes_an_execution_config_as_the_other_entry_points_do(
+    elmo_options, elmo_weights
+):
+    from elmo_plugin.elmo import load_bilm
+
+    assert load_bilm(elmo_options, elmo_weights, execution={"fused": True}).execution.fused
+    assert load_bilm(elmo_options, elmo_weights, execution="auto").execution == Execution()
+    with pytest.raises(ConfigurationError, match="execution has no key 'fast'"):
+        load_bilm(elmo_options, elmo_weights, execution={"fast": True})

@@ -1,6 +1,7 @@
+import contextlib
 import hashlib
 import json
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import torch
 
@@ -161,6 +162,20 @@ class ElmoBiLm(torch.nn.Module):
             return
         keep = (~rows).view(1, 1, -1, 1).to(self._states.hidden.dtype)
         self._states = LstmState(self._states.hidden * keep, self._states.memory * keep)
+
+    @contextlib.contextmanager
+    def states_kept_on_failure(self) -> Iterator[None]:
+        """The carried states as they were before this block when it fails (an error, Ctrl-C):
+        a call made of several runs must not leave its first runs' states behind. A generator
+        closed early (`GeneratorExit`) keeps what its consumer took."""
+        kept = self._states
+        try:
+            yield
+        except GeneratorExit:
+            raise
+        except BaseException:
+            self._states = kept
+            raise
 
     def _apply(self, fn, *args, **kwargs):
         # Carried states stay on the device they were computed on; a moved biLM starts afresh.

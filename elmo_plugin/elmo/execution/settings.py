@@ -61,6 +61,13 @@ class Execution:
     adaptive_threads: bool = True
 
     def __post_init__(self) -> None:
+        # Checked however it is built: `Execution(fused="false")` would otherwise mean fused.
+        for key, setting in self._values().items():
+            if not (isinstance(setting, bool) or (setting is None and _FIELDS[key])):
+                raise ConfigurationError(
+                    f"execution.{key} must be true or false"
+                    f"{' or null (auto)' if _FIELDS[key] else ''}, got {setting!r}"
+                )
         reasons = self._contradictions()
         if reasons:
             raise ConfigurationError(_refusal(self, reasons))
@@ -84,12 +91,6 @@ class Execution:
                 f"execution has no key {', '.join(map(repr, unknown))}; its keys are "
                 f"{', '.join(_FIELDS)}"
             )
-        for key, setting in value.items():
-            if not (isinstance(setting, bool) or (setting is None and _FIELDS[key])):
-                raise ConfigurationError(
-                    f"execution.{key} must be true or false"
-                    f"{' or null (auto)' if _FIELDS[key] else ''}, got {setting!r}"
-                )
         return cls(**value)
 
     def runs_fused(self, device: torch.device) -> bool:

@@ -23,7 +23,9 @@ _REQUIRED_OPTIONS = {
 }
 
 
-def _integer(minimum: int) -> Callable[[Any], Optional[str]]:
+def integer_check(minimum: int) -> Callable[[Any], Optional[str]]:
+    """A check of an integer option: None when it is one of at least `minimum`, else what was
+    expected (for the error)."""
     what = "a positive integer" if minimum == 1 else "a non-negative integer"
 
     def check(value: Any) -> Optional[str]:
@@ -44,23 +46,23 @@ def _boolean(value: Any) -> Optional[str]:
 
 
 def _embedding(value: Any) -> Optional[str]:
-    ok = isinstance(value, dict) and _integer(1)(value.get("dim")) is None
+    ok = isinstance(value, dict) and integer_check(1)(value.get("dim")) is None
     return None if ok else 'an object {"dim": positive integer}'
 
 
-def _filters(value: Any) -> Optional[str]:
+def filters_check(value: Any) -> Optional[str]:
     ok = (
         isinstance(value, list)
         and len(value) > 0
         and all(
-            isinstance(f, list) and len(f) == 2 and all(_integer(1)(n) is None for n in f)
+            isinstance(f, list) and len(f) == 2 and all(integer_check(1)(n) is None for n in f)
             for f in value
         )
     )
     return None if ok else "a list of [width, count] pairs of positive integers"
 
 
-def _activation(value: Any) -> Optional[str]:
+def activation_check(value: Any) -> Optional[str]:
     return None if value in ACTIVATIONS else f"one of {sorted(ACTIVATIONS)}"
 
 
@@ -68,16 +70,16 @@ def _activation(value: Any) -> Optional[str]:
 _OPTION_TYPES = {
     "char_cnn": {
         "embedding": _embedding,
-        "filters": _filters,
-        "n_highway": _integer(0),
-        "n_characters": _integer(1),
-        "max_characters_per_token": _integer(1),
-        "activation": _activation,
+        "filters": filters_check,
+        "n_highway": integer_check(0),
+        "n_characters": integer_check(1),
+        "max_characters_per_token": integer_check(1),
+        "activation": activation_check,
     },
     "lstm": {
-        "dim": _integer(1),
-        "projection_dim": _integer(1),
-        "n_layers": _integer(1),
+        "dim": integer_check(1),
+        "projection_dim": integer_check(1),
+        "n_layers": integer_check(1),
         "cell_clip": _clip,
         "proj_clip": _clip,
         "use_skip_connections": _boolean,

@@ -8,7 +8,7 @@ forward pass (`WeightProvenance`).
 
 import json
 import os
-from typing import Any, Dict, Iterable, Optional, Protocol, Tuple
+from typing import Any, Dict, Iterable, Optional, Protocol, Tuple, Union
 
 import torch
 
@@ -67,7 +67,7 @@ def load_bilm(
     known_options: Optional[Dict[str, Dict[str, Any]]] = None,
     vocab: Optional[OptionsRecord] = None,
     in_model: bool = False,
-    execution: Execution = Execution(),
+    execution: Union[str, Dict[str, Any], Execution] = Execution(),
 ) -> ElmoBiLm:
     """
     An `ElmoBiLm` of the size in `options_file` with the weights of `weight_file`.
@@ -80,8 +80,10 @@ def load_bilm(
         (`elmo_plugin.elmo.formats.names`).
     weight_file : `str` or `os.PathLike`, optional
         bilm-tf `weights.hdf5`; random weights when not given with an options file.
-    stateful, char_cnn_cache_size, dropout, compute_dtype, execution :
+    stateful, char_cnn_cache_size, dropout, compute_dtype :
         As `ElmoBiLm.from_options`.
+    execution : `Execution` or its config, optional (default = `"auto"`)
+        As `ElmoBiLm.from_options`; a config's value (`"auto"`, `{"fused": true}`) too.
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of `options.json` files by name, used instead of reading that file.
     vocab : `OptionsRecord`, optional
@@ -93,6 +95,7 @@ def load_bilm(
         error only at a first forward pass that no state dict preceded, and weights changed
         between reading them and the first forward pass are an error (`WeightProvenance`).
     """
+    execution = Execution.parse(execution)
     known_options = known_options or {}
     if options_file not in known_options:
         files = resolve_bilm(options_file, weight_file)
@@ -259,13 +262,16 @@ class WeightProvenance:
         bilm._register_load_state_dict_pre_hook(self._forget_the_file)
 
     def _check(self, bilm: ElmoBiLm, inputs: Tuple[Any, ...]) -> None:
-        if self._missing is not None:
+        # Read once: threads sharing the biLM may run their first passes at once, and the
+        # first to finish settles (empties) what the others are still checking against.
+        missing, loaded = self._missing, self._loaded
+        if missing is not None:
             raise ConfigurationError(
-                f"{self._missing} No loaded model state brought the biLM weights either."
+                f"{missing} No loaded model state brought the biLM weights either."
             )
-        changed = [
-            name for name, digest in bilm.weight_digests().items() if self._loaded[name] != digest
-        ]
+        if not loaded:  # settled by another thread's first pass
+            return
+        changed = [name for name, digest in bilm.weight_digests().items() if loaded[name] != digest]
         self._settle()  # once: from here on training may change them
         if changed:
             raise ConfigurationError(
@@ -283,4 +289,8 @@ class WeightProvenance:
 
     def _settle(self) -> None:
         self._missing, self._loaded = None, {}
-        self._check_hook.remove()
+        # Popped, which one thread at a time does: two removing the hook at once could both
+        # find it in the module's hooks, and the second fail to delete it.
+        hook = self.__dict__.pop("_check_hook", None)
+        if hook is not None:
+            hook.remove()

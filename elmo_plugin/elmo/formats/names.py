@@ -21,6 +21,7 @@ Every name becomes a path (or a URL) here, normalised, before anything checks or
 """
 
 import os
+import zipfile
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
 
@@ -241,11 +242,19 @@ def _needs() -> str:
 
 
 def _refuse_missing_zip(name: str, what: str) -> None:
-    """A ZIP that is not there would otherwise be taken for an options file without weights."""
-    if name.lower().endswith(ZIP_SUFFIX) and "://" not in name and not os.path.exists(name):
+    """A ZIP that is not there, or not a whole ZIP, would otherwise be taken for an options
+    file without weights."""
+    if not name.lower().endswith(ZIP_SUFFIX) or "://" in name:
+        return
+    if not os.path.exists(name):
         raise MissingFileError(
             f"{what} {name!r}: no such ZIP archive (tried {os.path.abspath(name)}); name the "
             "archive as downloaded, e.g. NLPL's 209.zip, or the folder it was unpacked into"
+        )
+    if os.path.isfile(name) and not zipfile.is_zipfile(name):
+        raise ConfigurationError(
+            f"{what} {name!r}: not a readable ZIP archive ({os.path.getsize(name)} bytes, no "
+            "ZIP directory at its end); is it truncated? Download it again"
         )
 
 

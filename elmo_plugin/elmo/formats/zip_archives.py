@@ -5,16 +5,27 @@ file stands for the folder it holds, and `<archive>/<member>` names a file or fo
 named, recognised and read as a folder is (`names`, `bilm_tf`, `efml.directory`). Nothing is
 unpacked to disk: a member is read whole into memory, which h5py and `torch.load` take as a file
 object (an archive's members are compressed, and a compressed stream cannot seek cheaply).
+
+A ZIP may come from anyone, and a member declaring gigabytes can be a few megabytes of
+compressed zeros (a "ZIP bomb"): each member's declared size is checked before it is read
+(`check_member_size`; Python's `zipfile` never returns more than it). An archive's listing is read
+once and kept while the file is unchanged, so that looking through many folders stays linear.
 """
 
+import functools
 import io
 import os
 import zipfile
 import zlib
-from typing import BinaryIO, List, Optional, Set, Tuple, Union
+from typing import BinaryIO, FrozenSet, List, Optional, Set, Tuple, Union
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.package_files import MissingFileError, local_file
+
+# Weights compress to about their size, tables and JSON a few times; deflate reaches about 1000
+# only on repeated bytes. Members below `SMALL_MEMBER` bytes are not held to the ratio.
+MAX_COMPRESSION_RATIO = 100
+SMALL_MEMBER = 16 * 2**20
 
 
 def split_member(path: str) -> Optional[Tuple[str, str]]:
@@ -79,6 +90,15 @@ def folders_inside(archive: str) -> List[str]:
     return [f"{archive}/{folder}" for folder in sorted(_folders(archive))]
 
 
+def file_size(path: str) -> int:
+    """The bytes of the file `path`, on disk or (as declared) in a ZIP."""
+    inside = split_member(path)
+    if inside is None or inside[1] == "":
+        return os.path.getsize(path)
+    with zipfile.ZipFile(inside[0]) as opened:
+        return opened.getinfo(inside[1]).file_size
+
+
 def open_file(path: str) -> BinaryIO:
     """The file `path` opened for reading bytes: a ZIP member's bytes in memory, else the
     file on disk."""
@@ -102,10 +122,47 @@ def local_source(name: str, what: str) -> Union[str, BinaryIO]:
     return _read_member(*inside)
 
 
+def check_member_size(archive: str, info: zipfile.ZipInfo) -> None:
+    """A `ConfigurationError` naming the member `info` of `archive` when its declared size is
+    out of proportion to its compressed size (`MAX_COMPRESSION_RATIO`) or beyond the memory
+    available to read it into."""
+    name = f"{archive}/{info.filename}"
+    declared, compressed = info.file_size, info.compress_size
+    if declared > SMALL_MEMBER and declared > MAX_COMPRESSION_RATIO * max(compressed, 1):
+        raise ConfigurationError(
+            f"{name}: declares {declared} bytes from {compressed} compressed, expected at most "
+            f"{MAX_COMPRESSION_RATIO} times as many; refusing to read it (a ZIP bomb?)"
+        )
+    available = available_memory()
+    if available is not None and declared > available:
+        raise ConfigurationError(
+            f"{name}: declares {declared} bytes, more than the {available} bytes of memory "
+            "available to read it into; unpack the archive and name the folder"
+        )
+
+
+def available_memory() -> Optional[int]:
+    """The bytes of memory the system can give without swapping (Linux's MemAvailable), or its
+    free pages elsewhere; None where neither is known."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def _read_member(archive: str, member: str) -> BinaryIO:
     try:
         with zipfile.ZipFile(archive) as opened:
-            return io.BytesIO(opened.read(member))
+            info = opened.getinfo(member)
+            check_member_size(archive, info)
+            return io.BytesIO(opened.read(info))
     except KeyError as error:
         raise MissingFileError(
             f"{archive}/{member}: the ZIP archive holds no {member!r}"
@@ -124,17 +181,34 @@ def _read_member(archive: str, member: str) -> BinaryIO:
         ) from error
 
 
-def _file_names(archive: str) -> Set[str]:
-    return {name for name in _names(archive) if not name.endswith("/")}
+def _file_names(archive: str) -> FrozenSet[str]:
+    return _listing(archive)[0]
 
 
-def _folders(archive: str) -> Set[str]:
+def _folders(archive: str) -> FrozenSet[str]:
     """The folders of `archive`: those it lists (`sub/`) and those its files imply."""
+    return _listing(archive)[1]
+
+
+def _listing(archive: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The files and folders of `archive`, read once for each state of the file."""
+    try:
+        status = os.stat(archive)
+    except OSError as error:
+        raise ConfigurationError(f"{archive}: not a readable ZIP archive ({error})") from error
+    return _listing_of(os.path.abspath(archive), status.st_mtime_ns, status.st_size, status.st_ino)
+
+
+@functools.lru_cache(maxsize=8)
+def _listing_of(
+    archive: str, mtime_ns: int, size: int, inode: int
+) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    names = _names(archive)
     folders: Set[str] = set()
-    for name in _names(archive):
+    for name in names:
         parts = name.split("/")[:-1]
         folders.update("/".join(parts[: end + 1]) for end in range(len(parts)))
-    return folders
+    return frozenset(name for name in names if not name.endswith("/")), frozenset(folders)
 
 
 def _names(archive: str) -> List[str]:

@@ -225,6 +225,11 @@ class ElmoCharacterEncoder(CachingTokenEncoder):
         )
         return self._encode_tokens(ids_with_boundaries, mask_with_boundaries)
 
+    def sentence_markers(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The ids of `<S>` and `</S>`, one row each, which `forward` adds around a sentence
+        (for input to `encode_without_markers`)."""
+        return cast(torch.Tensor, self.bos_characters), cast(torch.Tensor, self.eos_characters)
+
     def encode_without_markers(self, character_ids: torch.Tensor) -> Dict[str, torch.Tensor]:
         """
         As `forward`, but adds no `<S>` and `</S>`: for input that already holds them where

@@ -1,5 +1,6 @@
+import threading
 from collections import OrderedDict
-from typing import Callable, List, Optional, cast
+from typing import Any, Callable, Dict, List, Optional, cast
 
 import numpy
 import torch
@@ -30,14 +31,24 @@ class TokenTypeCache:
     """
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self.clear()
 
     def clear(self) -> None:
-        self._slots: "OrderedDict[bytes, int]" = OrderedDict()
-        self._encodings: Optional[torch.Tensor] = None
+        with self._lock:
+            self._slots: "OrderedDict[bytes, int]" = OrderedDict()
+            self._encodings: Optional[torch.Tensor] = None
 
     def __len__(self) -> int:
         return len(self._slots)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # A lock neither pickles nor copies (`copy.deepcopy` of a model); a copy gets its own.
+        return {name: value for name, value in self.__dict__.items() if name != "_lock"}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def encode(
         self,
@@ -46,10 +57,22 @@ class TokenTypeCache:
         capacity: int,
     ) -> torch.Tensor:
         """The encodings of the distinct rows `type_ids`, `encode` run only on the rows not
-        remembered, which are then remembered."""
+        remembered, which are then remembered. One call at a time: threads sharing a model
+        (a web server's, a pool's) would otherwise read slots that another call is giving to
+        other rows, or a tensor it is replacing."""
         if not len(type_ids):
             return encode(type_ids)
         keys = row_keys(type_ids)
+        with self._lock:
+            return self._encode_locked(type_ids, keys, encode, capacity)
+
+    def _encode_locked(
+        self,
+        type_ids: torch.Tensor,
+        keys: List[bytes],
+        encode: Callable[[torch.Tensor], torch.Tensor],
+        capacity: int,
+    ) -> torch.Tensor:
         slots = [self._slots.get(key, -1) for key in keys]
         missing = [row for row, slot in enumerate(slots) if slot < 0]
         device = type_ids.device

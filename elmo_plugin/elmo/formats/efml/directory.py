@@ -6,7 +6,6 @@ JSON), `char.dic` and `word.dic` (`token<TAB>id` lines) and the two torch state 
 (`zip_archives`: NLPL's repository publishes EFML models as ZIPs), read in place.
 """
 
-import inspect
 import io
 import json
 import os
@@ -15,6 +14,7 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.formats.restricted_pickle import load_tensors
 from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder, open_file
 
 TRAINING_ARGUMENTS = "config.json"
@@ -94,23 +94,33 @@ def read_table(path: str) -> Dict[str, int]:
     """A `char.dic` or `word.dic`: token to id, each line `token<TAB>id`, as EFML reads it
     (a line that strips to one field is `STRIPPED_TOKEN`)."""
     table: Dict[str, int] = {}
-    with io.TextIOWrapper(open_file(path), encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            fields = line.strip().split("\t")
-            if len(fields) == 1:
-                fields.insert(0, STRIPPED_TOKEN)
-            if len(fields) != 2 or not fields[1].isdigit():
-                raise ConfigurationError(
-                    f"{path}, line {number}: expected 'token<TAB>id', got {line.rstrip()!r}"
-                )
-            table[fields[0]] = int(fields[1])
+    try:
+        with io.TextIOWrapper(open_file(path), encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                fields = line.strip().split("\t")
+                if len(fields) == 1:
+                    fields.insert(0, STRIPPED_TOKEN)
+                if len(fields) != 2 or not fields[1].isdigit():
+                    raise ConfigurationError(
+                        f"{path}, line {number}: expected 'token<TAB>id', got {line.rstrip()!r}"
+                    )
+                table[fields[0]] = int(fields[1])
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"{path}: not UTF-8 text ({error.reason}); expected 'token<TAB>id' lines in "
+            "UTF-8, as EFML writes them"
+        ) from error
     return table
 
 
 def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
-    """A torch state dict of tensors (EFML's `.pkl` files), on the CPU."""
+    """A torch state dict of tensors (EFML's `.pkl` files), on the CPU, unpickled with nothing
+    but tensors allowed (`restricted_pickle`): a model folder may come from anyone."""
     try:
-        state = _torch_load(path)
+        with open_file(path) as handle:
+            state = load_tensors(handle, path)
+    except ConfigurationError:
+        raise
     except Exception as error:  # torch raises many kinds for a file that is not its own
         raise ConfigurationError(
             f"{path} is not a torch state dict of an ELMoForManyLangs model: {error}"
@@ -120,13 +130,6 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
     ):
         raise ConfigurationError(f"{path} is not a torch state dict (names to tensors)")
     return state
-
-
-def _torch_load(path: str) -> Any:
-    with open_file(path) as handle:
-        if "weights_only" in inspect.signature(torch.load).parameters:
-            return torch.load(handle, map_location="cpu", weights_only=True)
-        return torch.load(handle, map_location="cpu")  # torch < 1.13: no `weights_only`
 
 
 def _read_json(path: str) -> Dict[str, Any]:

@@ -7,6 +7,7 @@ from the second layer on; the directions as `forward_layer_<i>`/`backward_layer_
 forget bias trained into the bias rather than added at run time as bilm-tf's is.
 """
 
+import math
 import os
 from typing import Any, Dict, Optional, Sequence
 
@@ -16,13 +17,16 @@ from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm
 from elmo_plugin.elmo.bilm.model import ElmoBiLm, bilstm_from_options
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
+from elmo_plugin.elmo.formats.bilm_tf_options import activation_check, filters_check, integer_check
 from elmo_plugin.elmo.formats.efml import directory
 from elmo_plugin.elmo.formats.efml.ids import EfmlIds
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder
-from elmo_plugin.elmo.formats.zip_archives import is_file
+from elmo_plugin.elmo.formats.zip_archives import file_size, is_file
 
 # The key of an EFML biLM's `options()`, which a model's vocabulary records (`loading`).
 EFML_OPTIONS_KEY = "elmoformanylangs"
+# The fewest bytes a weight takes in a state dict (float16): files hold at least this a weight.
+SMALLEST_WEIGHT_BYTES = 2
 
 
 class EfmlBiLm(ElmoBiLm):
@@ -107,6 +111,8 @@ def load_efml_bilm(
     architecture = directory.read_architecture(model_dir, efml_configs_dir)
     cnn, lstm_config = _checked_architecture(architecture, model_dir)
     ids = _read_ids(model_dir, cnn)
+    _refuse_ids_beyond_the_tables(model_dir, ids)
+    _refuse_more_than_the_files_hold(model_dir, cnn, lstm_config, ids)
     encoder = EfmlTokenEncoder(
         num_characters=len(ids.characters),
         char_embedding_dim=cnn["char_dim"],
@@ -133,9 +139,51 @@ def load_efml_bilm(
     return bilm
 
 
+# Above this a token's ids alone would take more memory than any model (EFML's are 50).
+MAX_CHARACTERS_PER_TOKEN = 1000
+
+
+def _clip_check(value: Any) -> Optional[str]:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = value is None or (number and math.isfinite(value) and value >= 0)
+    return None if ok else "a non-negative number or null (0 and null: no clipping)"
+
+
+def _token_length_check(value: Any) -> Optional[str]:
+    expected = f"an integer from 3 to {MAX_CHARACTERS_PER_TOKEN}"
+    return expected if integer_check(3)(value) or value > MAX_CHARACTERS_PER_TOKEN else None
+
+
+# What each architecture value must be, as a check giving what was expected when it is not.
+_ARCHITECTURE_TYPES = {
+    "encoder": {
+        "projection_dim": integer_check(1),
+        "dim": integer_check(1),
+        "n_layers": integer_check(1),
+        "cell_clip": _clip_check,
+        "proj_clip": _clip_check,
+    },
+    "token_embedder": {
+        "filters": filters_check,
+        "n_highway": integer_check(0),
+        "word_dim": integer_check(0),
+        "char_dim": integer_check(1),
+        "max_characters_per_token": _token_length_check,
+        "activation": activation_check,
+    },
+}
+_OPTIONAL = ("cell_clip", "proj_clip", "activation")
+
+
 def _checked_architecture(architecture: Dict[str, Any], model_dir: str) -> Any:
-    encoder, cnn = architecture.get("encoder", {}), architecture.get("token_embedder", {})
     where = f"the architecture JSON of the ELMoForManyLangs model {model_dir}"
+    for section in _ARCHITECTURE_TYPES:
+        if not isinstance(architecture.get(section), dict):
+            raise ConfigurationError(
+                f"{where}: '{section}' is {repr(architecture.get(section))[:100]}, expected "
+                "an object"
+            )
+    encoder, cnn = architecture["encoder"], architecture["token_embedder"]
     if str(encoder.get("name", "")).lower() != "elmo":
         raise ConfigurationError(
             f"{where}: encoder 'name' is {encoder.get('name')!r}; only 'elmo' (the biLSTM of "
@@ -147,16 +195,63 @@ def _checked_architecture(architecture: Dict[str, Any], model_dir: str) -> Any:
             f"{cnn.get('char_dim')!r}; only a 'cnn' with characters (every published EFML "
             "model's) loads here"
         )
-    needed = {
-        "encoder": ("projection_dim", "dim", "n_layers"),
-        "token_embedder": ("filters", "n_highway", "word_dim", "max_characters_per_token"),
-    }
-    for section, keys in needed.items():
-        absent = [key for key in keys if key not in architecture[section]]
+    for section, checks in _ARCHITECTURE_TYPES.items():
+        absent = [key for key in checks if key not in architecture[section]]
+        absent = [key for key in absent if key not in _OPTIONAL]
         if absent:
             raise ConfigurationError(f"{where}: '{section}' lacks {', '.join(absent)}")
+        for key, check in checks.items():
+            value = architecture[section].get(key)
+            expected = None if key in _OPTIONAL and value is None else check(value)
+            if expected is not None:
+                raise ConfigurationError(
+                    f"{where}: '{section}'.'{key}' expected {expected}, got {repr(value)[:200]}"
+                )
+    widest = max(width for width, _ in cnn["filters"])
+    if widest > cnn["max_characters_per_token"]:
+        raise ConfigurationError(
+            f"{where}: 'token_embedder'.'filters' has a filter of width {widest}, wider than a "
+            f"token of {cnn['max_characters_per_token']} characters (max_characters_per_token)"
+        )
     cnn.setdefault("activation", "relu")
     return cnn, encoder
+
+
+def _refuse_ids_beyond_the_tables(model_dir: str, ids: EfmlIds) -> None:
+    """The embeddings have a row a table entry, as EFML's have: a larger id would index past
+    them when that token came."""
+    tables = {directory.CHARACTER_TABLE: ids.characters, directory.WORD_TABLE: ids.words}
+    for name, table in tables.items():
+        largest = max(table.values()) if table else 0
+        if table and largest >= len(table):
+            raise ConfigurationError(
+                f"{os.path.join(model_dir, name)}: has the id {largest}, beyond its "
+                f"{len(table)} entries; expected ids from 0 to {len(table) - 1}, one an entry"
+            )
+
+
+def _refuse_more_than_the_files_hold(
+    model_dir: str, cnn: Dict[str, Any], lstm: Dict[str, Any], ids: EfmlIds
+) -> None:
+    """Before the modules are made: an architecture implying more weights than its files hold
+    would allocate them (a few wrong numbers, gigabytes) only to be refused at loading."""
+    filters = sum(count for _, count in cnn["filters"])
+    words = 0 if ids.words is None else len(ids.words)
+    implied = {
+        directory.TOKEN_EMBEDDER_WEIGHTS: len(ids.characters) * cnn["char_dim"]
+        + words * cnn["word_dim"]
+        + cnn["n_highway"] * 2 * filters * filters,
+        directory.ENCODER_WEIGHTS: lstm["n_layers"] * 2 * 9 * lstm["dim"] * lstm["projection_dim"],
+    }
+    for name, values in implied.items():
+        path = os.path.join(model_dir, name)
+        held = file_size(path)
+        if values * SMALLEST_WEIGHT_BYTES > held:
+            raise ConfigurationError(
+                f"{path}: holds {held} bytes, but the model's architecture JSON and tables imply "
+                f"at least {values} weights (at least {values * SMALLEST_WEIGHT_BYTES} bytes); "
+                "is the architecture JSON the model's own?"
+            )
 
 
 def load_efml_ids(model_dir: str, efml_configs_dir: Optional[str] = None) -> EfmlIds:

@@ -111,9 +111,22 @@ class EfmlTokenEncoder(CachingTokenEncoder):
                 "indexer's ids are bilm-tf's"
             )
         mask = (ids > 0).any(dim=-1)
-        marked, marked_mask = with_sentence_markers(
-            ids, mask, cast(torch.Tensor, self.bos_ids), cast(torch.Tensor, self.eos_ids)
-        )
+        marked, marked_mask = with_sentence_markers(ids, mask, *self.sentence_markers())
+        return self._encode_marked(marked, marked_mask)
+
+    def sentence_markers(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The ids of `<bos>` and `<eos>`, one row each, which `forward` adds around a sentence
+        (for input to `encode_without_markers`)."""
+        return cast(torch.Tensor, self.bos_ids), cast(torch.Tensor, self.eos_ids)
+
+    def encode_without_markers(self, ids: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """As `forward`, but adds no `<bos>` and `<eos>`: for input that holds them where it
+        needs them (the windows of a sentence longer than one run)."""
+        return self._encode_marked(ids, (ids > 0).any(dim=-1))
+
+    def _encode_marked(
+        self, marked: torch.Tensor, marked_mask: torch.Tensor
+    ) -> Dict[str, torch.Tensor]:
         if self.deduplicates:
             return self._encode_distinct_tokens(marked, marked_mask)
         batch, tokens, width = marked.shape
