@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import zipfile
+from typing import Any, Dict
 
 import pytest
 
@@ -85,8 +86,8 @@ def never_loads(monkeypatch):
 def export(source: str, output: str, format_: str = "onnx", mix=None, gamma: float = 1.0) -> None:
     """`allennlp elmo-export`'s function on its parsed arguments (the command's start-up,
     a second each, left out)."""
-    arguments = dict(include_softmax=False, softmax_float16=False, cuda_device=-1)
-    arguments.update(weight_file=None, keep_sentence_boundaries=False)
+    arguments: Dict[str, Any] = dict(include_softmax=False, softmax_float16=False)
+    arguments.update(cuda_device=-1, weight_file=None, keep_sentence_boundaries=False)
     elmo_export.export_from_args(
         argparse.Namespace(
             archive_file=source,
