@@ -41,6 +41,9 @@ ext_vars = {"OPTIONS": sys.argv[1], "WEIGHTS": sys.argv[2]}
 params = Params.from_file("config.jsonnet", ext_vars=ext_vars)
 print("embedder", params["model"]["text_field_embedder"]["token_embedders"]["elmo"]["type"])
 import os
+
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 os.environ.update(ext_vars)  # train_model_from_file reads ext_vars from the environment
 train_model_from_file("config.jsonnet", "run")
 print("trained", os.path.isfile("run/model.tar.gz"))

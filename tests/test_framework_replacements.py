@@ -17,6 +17,9 @@ import json, os, sys, types
 import _jsonnet, cached_path._cached_path
 import allennlp.commands, allennlp.models, allennlp.training, allennlp.data, allennlp.predictors
 import allennlp.commands.train, allennlp.commands.predict, allennlp.commands.evaluate
+
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 FRAMEWORK = ("allennlp", "_jsonnet", "cached_path")
 
 def functions():

@@ -20,6 +20,9 @@ import pytest
 from tests.paths import FIXTURES, PROJECT_ROOT
 from tests.wheels import build_wheel
 
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 NOT_SOURCES = shutil.ignore_patterns(
     ".git", "build", "runs", "output", ".venv*", "*.egg-info", "__pycache__", "fixtures", "docs"
 )

@@ -7,6 +7,10 @@ import sys
 
 from allennlp.common.plugins import import_plugins
 from allennlp.common.util import import_module_and_submodules
+import pytest
+
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 
 
 def test_plugin_registers_after_allennlp_and_allennlp_models(allennlp_models):

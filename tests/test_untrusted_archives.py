@@ -120,6 +120,7 @@ def test_predictor_from_path_is_checked_once_the_check_is_installed(command_chan
     assert os.listdir(outside) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command,how",
     [

@@ -8,6 +8,10 @@ import subprocess
 import sys
 
 from tests.paths import PROJECT_ROOT
+import pytest
+
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 
 TABLES = {
     "## Embedding": "| small | 32 |",

@@ -108,6 +108,7 @@ def test_inference_runs_sorted_where_it_was_measured_to_pay():
 
 
 @pytest.mark.skipif(triton is None, reason="this torch has no Triton")
+@pytest.mark.slow
 def test_the_triton_kernels_under_the_interpreter():
     path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=path)

@@ -22,6 +22,9 @@ from experiments.allennlp_runs import Result, Run
 from experiments.planning import Plan
 from tests.paths import PROJECT_ROOT
 
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 NUMBER = r"-?\d+\.\d\d"
 FIXTURE_DATA = {
     "snli": {

@@ -11,6 +11,10 @@ from allennlp.training.callbacks import TrainerCallback
 import elmo_plugin.allennlp.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM
 from tests.training.batch_callbacks import TrainedBatchCallback
+import pytest
+
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 
 SENTENCES = "fixtures/lm/sentences.txt"
 

@@ -118,6 +118,7 @@ def test_the_wikipedia_cpu_config_streams_its_corpus(tmp_path):
     assert metrics["epoch"] == 1 and math.isfinite(metrics["validation_perplexity"])
 
 
+@pytest.mark.slow
 def test_the_papers_original_size_builds_and_takes_training_steps(tmp_path):
     """bilm_elmo_original.jsonnet as is (2 x 4096 cells, 512 projections, 2048 filters),
     on CPU, for two batches of 2 lanes."""

@@ -192,6 +192,7 @@ def test_a_failed_run_removes_the_parent_folders_it_made(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_command_says_a_missing_data_folder_in_one_line(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k != DATA_VARIABLE}
     environment.update(PYTHONPATH=str(PROJECT_ROOT), PYTHONWARNINGS="ignore::FutureWarning")
