@@ -11,6 +11,9 @@ import pytest
 from elmo_plugin.allennlp.framework import CONFIG_LOADER, install
 from tests.paths import FIXTURES, PROJECT_ROOT
 
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 USER_CONFIG = """
 local elmo = (import "elmo_plugin/training_configs/common/elmo.libsonnet") + {
   options_file: std.extVar("OPTIONS"), weight_file: std.extVar("WEIGHTS"),
@@ -41,9 +44,6 @@ ext_vars = {"OPTIONS": sys.argv[1], "WEIGHTS": sys.argv[2]}
 params = Params.from_file("config.jsonnet", ext_vars=ext_vars)
 print("embedder", params["model"]["text_field_embedder"]["token_embedders"]["elmo"]["type"])
 import os
-
-# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
-pytestmark = pytest.mark.slow
 os.environ.update(ext_vars)  # train_model_from_file reads ext_vars from the environment
 train_model_from_file("config.jsonnet", "run")
 print("trained", os.path.isfile("run/model.tar.gz"))

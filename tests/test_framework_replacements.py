@@ -10,6 +10,9 @@ import pytest
 from elmo_plugin.allennlp.framework import COMMAND, CONFIG_LOADER, REPLACEMENTS
 from tests.paths import PROJECT_ROOT
 
+# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
+
 # Every function object of every loaded module of AllenNLP and of the libraries it calls that
 # we could replace, before and after importing the plugin: the names whose object changed.
 CHANGED = """
@@ -17,9 +20,6 @@ import json, os, sys, types
 import _jsonnet, cached_path._cached_path
 import allennlp.commands, allennlp.models, allennlp.training, allennlp.data, allennlp.predictors
 import allennlp.commands.train, allennlp.commands.predict, allennlp.commands.evaluate
-
-# Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
-pytestmark = pytest.mark.slow
 FRAMEWORK = ("allennlp", "_jsonnet", "cached_path")
 
 def functions():

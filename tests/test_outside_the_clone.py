@@ -6,15 +6,16 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import FIXTURES, PROJECT_ROOT
 from tests.profile_archives import ARCHIVES, profile_of_this_process
 
-OFFLINE_TRAIN = """
-import sys
-import pytest
-
 # Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
 pytestmark = pytest.mark.slow
+
+OFFLINE_TRAIN = """
+import sys
 def no_network(event, args):
     if event in ("socket.connect", "socket.getaddrinfo"):
         raise RuntimeError(f"network access tried: {event} {args}")

@@ -173,8 +173,7 @@ class _WritesAMarker:
         return (open, (self.marker, "w"))
 
 
-def test_weights_that_would_run_code_are_refused_naming_the_file(tmp_path):
-    """AllenNLP unpickles `weights.th` in full (on torch 1.12 nothing stops a `__reduce__`)."""
+def _poisoned_serialization_dir(tmp_path):
     serialization_dir = tmp_path / "model"
     with tarfile.open(GOOD) as good:
         good.extractall(serialization_dir)
@@ -182,6 +181,12 @@ def test_weights_that_would_run_code_are_refused_naming_the_file(tmp_path):
     state = torch.load(weights)
     state["payload"] = _WritesAMarker(str(tmp_path / "marker"))
     torch.save(state, weights)
+    return serialization_dir
+
+
+def test_weights_that_would_run_code_are_refused_naming_the_file(tmp_path):
+    """AllenNLP unpickles `weights.th` in full (on torch 1.12 nothing stops a `__reduce__`)."""
+    serialization_dir = _poisoned_serialization_dir(tmp_path)
     archive = tmp_path / "evil.tar.gz"
     with tarfile.open(archive, "w:gz") as evil:
         for name in os.listdir(serialization_dir):
@@ -191,4 +196,16 @@ def test_weights_that_would_run_code_are_refused_naming_the_file(tmp_path):
             load_checked_archive(str(path))
     with pytest.raises(ConfigurationError, match=r"evil\.tar\.gz/weights\.th: refused"):
         load_checked_archive(str(archive))
+    assert not (tmp_path / "marker").exists()
+
+
+def test_in_the_command_every_model_load_refuses_such_weights(tmp_path, command_changes):
+    """`allennlp predict` or `evaluate` of a serialization directory reads its weights through
+    `read_state_dict` without extracting anything: the command checks them there too."""
+    from allennlp.models.archival import load_archive
+
+    serialization_dir = _poisoned_serialization_dir(tmp_path)
+    command_changes()
+    with pytest.raises(ConfigurationError, match=r"weights\.th: refused to unpickle .*open"):
+        load_archive(str(serialization_dir))
     assert not (tmp_path / "marker").exists()

@@ -22,6 +22,7 @@ nothing of `elmo_plugin` but the core's `atomic_files` and `text_files`.
 """
 
 import contextlib
+import functools
 import gzip
 import logging
 import os
@@ -152,6 +153,19 @@ def check_weights(
     check_tensors_only(
         weights, f"{archive_file}/{os.path.basename(weights)}" if extracted else weights
     )
+
+
+def checking_state_dicts(read_state_dict: Any) -> Any:
+    """AllenNLP's `read_state_dict`, refusing a weights file that holds more than tensors before
+    AllenNLP unpickles it in full: every model the command loads goes through it, from an
+    archive or a serialization directory (`check_tensors_only`)."""
+
+    @functools.wraps(read_state_dict)
+    def checked(path: Any, *args: Any, **kwargs: Any) -> Any:
+        check_tensors_only(os.fspath(path))
+        return read_state_dict(path, *args, **kwargs)
+
+    return checked
 
 
 def archive_model_whole(

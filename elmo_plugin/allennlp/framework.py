@@ -54,6 +54,15 @@ def _archives(name: str) -> Callable[[Any], Any]:
     return replace
 
 
+def _archives_wrapping(name: str) -> Callable[[Any], Any]:
+    def replace(original: Any) -> Any:
+        from elmo_plugin.allennlp import archives
+
+        return getattr(archives, name)(original)
+
+    return replace
+
+
 def _checks(name: str) -> Callable[[Any], Any]:
     def replace(original: Any) -> Any:
         from elmo_plugin.allennlp import command_checks
@@ -119,6 +128,15 @@ REPLACEMENTS: Tuple[Replacement, ...] = (
         "its prefix comparison lets `../pathtest-x` through when `x.tar.gz!member` paths and "
         "vocabularies are extracted; ours applies the same member check.",
         _archives("check_tar_file"),
+    ),
+    Replacement(
+        "allennlp.nn.util",
+        "read_state_dict",
+        COMMAND,
+        "it unpickles a weights file in full, which on torch 1.12 (no `weights_only`) runs any "
+        "code the pickle names, also from a serialization directory; ours reads it with only "
+        "tensors and state dicts allowed first.",
+        _archives_wrapping("checking_state_dicts"),
     ),
     Replacement(
         "allennlp.commands.train",
