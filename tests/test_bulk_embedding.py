@@ -9,7 +9,6 @@ import json
 import os
 import random
 import signal
-import socket
 import traceback
 from typing import Any, Callable, List
 
@@ -24,6 +23,7 @@ from elmo_plugin.embedding import cli, journal, outputs
 from elmo_plugin.embedding.bulk import plan_batches
 from elmo_plugin.embedding.long_sequences import embed_long_sequence
 from elmo_plugin.embedding.threads import cpu_quota
+from tests.ranks import become_rank, free_port
 
 
 def run_in_child(work: Callable[[], None]) -> int:
@@ -217,28 +217,15 @@ def test_a_journal_of_other_settings_is_refused_not_overwritten(
     assert os.path.exists(os.path.join(folder, journal.JOB_FILE))
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_two_processes_write_the_single_process_file(monkeypatch, tmp_path, command):
     one_thread(monkeypatch)
     single, shared = tmp_path / "single.hdf5", tmp_path / "shared.hdf5"
     assert run_in_child(lambda: cli.main(command(single))) == 0
-    port = str(_free_port())
+    port = str(free_port())
 
     def rank(number: int) -> Callable[[], None]:
         def work():
-            os.environ.update(
-                WORLD_SIZE="2",
-                RANK=str(number),
-                LOCAL_RANK=str(number),
-                LOCAL_WORLD_SIZE="2",
-                MASTER_ADDR="127.0.0.1",
-                MASTER_PORT=port,
-            )
+            become_rank(number, port)
             cli.main(command(shared))
 
         return work

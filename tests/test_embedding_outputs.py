@@ -16,7 +16,8 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.embedding import cli, journal, shards
 from elmo_plugin.embedding.outputs import EmbeddingOutput
 from elmo_plugin.embedding.shards import open_embeddings
-from tests.test_bulk_embedding import _free_port, command, input_file, one_thread  # noqa: F401
+from tests.ranks import become_rank, free_port
+from tests.test_bulk_embedding import command, input_file, one_thread  # noqa: F401
 from tests.test_bulk_embedding import run_in_child
 
 pyarrow = pytest.importorskip("pyarrow")
@@ -119,18 +120,11 @@ def test_parquet_holds_one_row_a_line_in_order_equal_to_hdf5(
 def _ranks(arguments, output, work: Callable[[int], None] = lambda rank: None) -> List[int]:
     """Runs `elmo-embed --shards` as 2 forked processes of a gloo group (each doing `work(rank)`
     first): their exit statuses, `KILLED` for a killed one (a stuck one is after 120 s)."""
-    port = str(_free_port())
+    port = str(free_port())
 
     def rank(number: int) -> Callable[[], None]:
         def run():
-            os.environ.update(
-                WORLD_SIZE="2",
-                RANK=str(number),
-                LOCAL_RANK=str(number),
-                LOCAL_WORLD_SIZE="2",
-                MASTER_ADDR="127.0.0.1",
-                MASTER_PORT=port,
-            )
+            become_rank(number, port)
             work(number)
             cli.main([*arguments(output), "--shards"])
 

@@ -5,9 +5,9 @@ our names must resolve to our classes."""
 import subprocess
 import sys
 
+import pytest
 from allennlp.common.plugins import import_plugins
 from allennlp.common.util import import_module_and_submodules
-import pytest
 
 # Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
 pytestmark = pytest.mark.slow

@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 
-from tests.paths import PROJECT_ROOT
 import pytest
+
+from tests.paths import PROJECT_ROOT
 
 # Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
 pytestmark = pytest.mark.slow

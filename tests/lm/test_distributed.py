@@ -1,17 +1,17 @@
 """AllenNLP's `distributed` section with the `bilm` model: two CPU workers over gloo."""
 
 import json
-import socket
 from collections import Counter
 
+import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.training.callbacks import TrainerCallback
 
 import elmo_plugin.allennlp.lm  # noqa: F401
 from tests.lm.conftest import TINY_BILM
+from tests.ranks import free_port
 from tests.training.batch_callbacks import TrainedBatchCallback
-import pytest
 
 # Trains, builds a wheel or runs AllenNLP in a process of its own: `make test-fast` leaves it out.
 pytestmark = pytest.mark.slow
@@ -34,12 +34,6 @@ class LogBatchesPerWorker(TrainedBatchCallback):
                 log.write(f"{epoch} {' '.join(str(i) for i in row if i)}\n")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # each worker one thread on a shared machine
     log = str(tmp_path / "batches")
@@ -52,7 +46,7 @@ def test_two_cpu_workers_train_on_disjoint_halves_of_the_corpus(tmp_path, monkey
         "data_loader.batch_sampler.batch_size": 4,
         "trainer.num_epochs": 2,
         "trainer.callbacks": [{"type": "test_log_batches_per_worker", "log": log}],
-        "distributed": {"cuda_devices": [-1, -1], "master_port": _free_port()},
+        "distributed": {"cuda_devices": [-1, -1], "master_port": free_port()},
     }
     train_model_from_file(
         "training_configs/bilm/bilm_tiny.jsonnet",
@@ -88,7 +82,7 @@ def test_recover_in_distributed_training_restores_no_random_states_and_says_why(
         "model.num_samples": 50,
         "data_loader.batch_sampler.batch_size": 4,
         "trainer.num_epochs": 1,
-        "distributed": {"cuda_devices": [-1, -1], "master_port": _free_port()},
+        "distributed": {"cuda_devices": [-1, -1], "master_port": free_port()},
     }
     run = tmp_path / "run"
     for recover in (False, True):
