@@ -32,17 +32,17 @@ from elmo_plugin.elmo.execution import devices
 
 logger = logging.getLogger(__name__)
 
-COMPUTE_DTYPES: Dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+FLOAT32 = "float32"
+COMPUTE_DTYPES: Dict[str, torch.dtype] = {FLOAT32: torch.float32, "bfloat16": torch.bfloat16}
 
 _warned_about_emulated_bfloat16 = False
 
 
-def parse_compute_dtype(name: str) -> torch.dtype:
-    """The `torch.dtype` of a `compute_dtype` name, or a `ConfigurationError` naming the choices."""
+def parse_compute_dtype(name: str, named: str = "compute_dtype") -> torch.dtype:
+    """The `torch.dtype` of a `compute_dtype` name, or a `ConfigurationError` naming the choices
+    and where the name was given (`named`)."""
     if name not in COMPUTE_DTYPES:
-        raise ConfigurationError(
-            f"compute_dtype must be one of {sorted(COMPUTE_DTYPES)}, got {name!r}"
-        )
+        raise ConfigurationError(f"{named} must be one of {sorted(COMPUTE_DTYPES)}, got {name!r}")
     return COMPUTE_DTYPES[name]
 
 
