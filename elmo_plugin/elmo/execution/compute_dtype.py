@@ -1,10 +1,11 @@
 """
-The `compute_dtype` option of every entry point (the `Elmo` module, the `elmo` embedder,
-`allennlp elmo-embed`, the `bilm` model): its names, their parsing, and the reduced-precision
-copies of the weights it runs with. The entry points take a name and parse it once
-(`parse_compute_dtype`); inside the core it is a `torch.dtype`, given to each module that
-computes with it at construction (`ElmoBiLm.from_options`, `load_bilm`), and changed after
-construction only through `ElmoBiLm.set_compute_dtype`.
+The compute dtype of the execution setting (`Execution.compute_dtype`, and the older top-level
+`compute_dtype` of every entry point beside it: `Elmo`, the `elmo` embedder, the `bilm` model,
+`ElmoEmbedder`, `elmo-embed`): its names, their parsing, and the reduced-precision copies of the
+weights it runs with. The entry points take a name and parse it once (`Execution.resolve`);
+inside the core it is a `torch.dtype`, given to each module that computes with it at
+construction (`ElmoBiLm.from_options`, `load_bilm`), and changed after construction only
+through `ElmoBiLm.set_compute_dtype` (which `ElmoBiLm.set_execution` calls).
 
 "float32" (the default) is exact: nothing is cast. "bfloat16" runs the matrix products and the
 convolutions in bfloat16 (float32 accumulation inside the kernels, faster than float32 on CPUs
