@@ -157,9 +157,9 @@ class ElmoBiLm(torch.nn.Module):
         threads and the caches."""
         path = self.lstm.last_path
         dtype = compute_dtype_name(self.compute_dtype)
-        if self.compute_dtype == torch.bfloat16 and device.type == "cpu":
-            native = not devices.emulates_bfloat16(device, cpu_has_native_bfloat16())
-            dtype += " (native)" if native else " (emulated: weights rounded, products float32)"
+        if self.compute_dtype == torch.bfloat16:
+            emulated = devices.emulates_bfloat16(device, cpu_has_native_bfloat16())
+            dtype += " (emulated: weights rounded, products float32)" if emulated else " (native)"
         return (
             f"LSTM {'none' if path is None else path.described()} on {device}; compute dtype "
             f"{dtype}; torch threads {torch.get_num_threads()}; character CNN "
