@@ -136,3 +136,12 @@ def test_the_log_names_the_activation_cache_of_an_elmo(elmo_options, elmo_weight
     elmo = Elmo(elmo_options, elmo_weights, 1, activation_cache={"max_memory_mb": 1})
     elmo(ids)
     assert _lines(caplog)[0].endswith("activation cache 1 MB in memory, float32")
+
+
+def test_a_long_sentences_windows_log_the_path_too(elmo_options, elmo_weights, caplog):
+    from elmo_plugin import ElmoEmbedder
+
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    embedder = ElmoEmbedder(elmo_options, elmo_weights, max_tokens=8)
+    embedder.embed_sentence(["word"] * 20)  # in windows of 4 positions, past the biLM's forward
+    assert len(_lines(caplog)) == 1

@@ -139,14 +139,17 @@ class ElmoBiLm(torch.nn.Module):
         lstm_outputs, final_state = self.lstm(
             token_embedding, mask, self._initial_state(mask.size(0))
         )
-        self._log_run(character_ids.device)
+        self.log_run(character_ids.device)
         if self.stateful:
             self._remember(final_state, mask)
         token_layer = torch.cat([token_embedding, token_embedding], dim=-1)
         activations = self.execution.tf32_backward([token_layer] + lstm_outputs)
         return {"activations": activations, "mask": mask}
 
-    def _log_run(self, device: torch.device) -> None:
+    def log_run(self, device: torch.device) -> None:
+        """Logs `run_described` where it differs from the last line logged: called after each
+        forward pass, and by code that runs the encoder and the LSTM apart (the `bilm` model's
+        lanes, a long sentence's windows)."""
         described = self.run_described(device)
         if described != self._logged_run:
             logger.info("biLM ran: %s", described)

@@ -242,6 +242,7 @@ class BilmLanguageModel(Model):
         zeros = self._bilm.lstm.zero_state(lane.size(0), embedding)
         initial = states.initial(lane, window, num_lanes, zeros)
         outputs, final = self._bilm.lstm(embedding, mask, initial)
+        self._bilm.log_run(embedding.device)
         states.remember(lane, window, final)
         top = torch.nn.functional.pad(outputs[-1], (0, 0, 1, 1))
         return top, torch.nn.functional.pad(mask, (1, 1))
