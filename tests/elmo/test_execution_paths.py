@@ -3,6 +3,7 @@ with every reason (never run otherwise in silence), what `"auto"` leaves to the 
 everywhere, and the biLM logs the path that ran once, and again when it changes."""
 
 import logging
+import pickle
 
 import pytest
 import torch
@@ -145,3 +146,20 @@ def test_a_long_sentences_windows_log_the_path_too(elmo_options, elmo_weights, c
     embedder = ElmoEmbedder(elmo_options, elmo_weights, max_tokens=8)
     embedder.embed_sentence(["word"] * 20)  # in windows of 4 positions, past the biLM's forward
     assert len(_lines(caplog)) == 1
+
+
+def test_a_bilm_pickled_whole_before_these_settings_still_runs(bilm, ids):
+    """`torch.save` of a whole module keeps its `__dict__`: one saved by an earlier version has
+    neither the log's attributes nor an `Execution` with a compute dtype."""
+    old_setting = Execution(fused=True)
+    vars(old_setting).pop("compute_dtype")
+    bilm.lstm.execution = old_setting
+    for module, names in (
+        (bilm, ["_logged_run", "activation_cache_described"]),
+        (bilm.lstm, ["last_path"]),
+    ):
+        for name in names:
+            vars(module).pop(name, None)
+    restored = pickle.loads(pickle.dumps(bilm))
+    restored(ids)
+    assert restored.execution == Execution(fused=True, compute_dtype="float32")

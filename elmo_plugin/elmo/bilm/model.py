@@ -44,6 +44,11 @@ class ElmoBiLm(torch.nn.Module):
     stateful : `bool`, optional (default = `False`)
     """
 
+    # Set by whatever serves this biLM's activations from a cache (`CachedBiLm`), for the log.
+    # Class attributes, as the next one: a biLM pickled whole before they existed still runs.
+    activation_cache_described = "none"
+    _logged_run: Optional[str] = None
+
     def __init__(
         self, character_encoder: ElmoCharacterEncoder, lstm: ElmoBiLstm, stateful: bool = False
     ) -> None:
@@ -53,9 +58,6 @@ class ElmoBiLm(torch.nn.Module):
         self.lstm = lstm
         self.stateful = stateful
         self._states: Optional[LstmState] = None
-        # Set by whatever serves this biLM's activations from a cache (`CachedBiLm`), for the log.
-        self.activation_cache_described = "none"
-        self._logged_run: Optional[str] = None
 
     def _check_compute_dtypes(self, character_encoder: torch.nn.Module, lstm: ElmoBiLstm) -> None:
         if character_encoder.compute_dtype != lstm.compute_dtype:

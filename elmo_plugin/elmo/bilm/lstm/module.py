@@ -179,6 +179,10 @@ class ElmoBiLstm(torch.nn.Module):
         Which path runs a batch (`forward`); replaced with `ElmoBiLm.set_execution`.
     """
 
+    # The path of the latest batch (`choose_path`), for the biLM's log; a class attribute, so
+    # that an LSTM pickled whole before it existed still runs.
+    last_path: Optional[LstmPath] = None
+
     def __init__(
         self,
         input_size: int,
@@ -211,8 +215,6 @@ class ElmoBiLstm(torch.nn.Module):
         )
         self.dropout = torch.nn.Dropout(dropout)
         self.execution = execution
-        # The path of the latest batch (`choose_path`), for the biLM's log.
-        self.last_path: Optional[LstmPath] = None
 
     @property
     def bilstm_layers(self) -> List[BiLstmLayer]:
