@@ -15,7 +15,7 @@ import torch
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.execution.devices import check_cuda_device
 from elmo_plugin.elmo.formats.names import BilmFiles, files_read, require_weights, resolve_bilm

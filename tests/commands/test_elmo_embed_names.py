@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from elmo_plugin import ElmoEmbedder
-from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.errors import MissingFileError
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.formats.names import BilmFiles, require_weights, resolve_bilm
 from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM, local_path, package_path

@@ -22,18 +22,18 @@ from elmo_plugin.allennlp.archives import files_read as archive_files
 from elmo_plugin.allennlp.commands.subparsers import add_command_parser
 from elmo_plugin.elmo.execution.devices import check_cuda_device
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import (
+from elmo_plugin.elmo.files.atomic_files import (
     check_output_directory,
     check_output_file,
-    refuse_overwriting,
 )
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.efml import DESCRIPTION as EFML_DESCRIPTION
 from elmo_plugin.elmo.formats.efml import is_efml_directory
 from elmo_plugin.elmo.formats.exports import save_bilm
-from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
+from elmo_plugin.elmo.files.file_sets import MANIFEST_NAME
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
+from elmo_plugin.elmo.formats.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.names import (
     EFML,
     BilmFiles,

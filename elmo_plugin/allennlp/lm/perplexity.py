@@ -14,8 +14,8 @@ from allennlp.training.util import evaluate
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.elmo.formats.file_sets import read_together
-from elmo_plugin.elmo.formats.zip_archives import split_member
+from elmo_plugin.elmo.files.file_sets import read_together
+from elmo_plugin.elmo.files.zip_archives import split_member
 from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.allennlp.lm.metrics.token_perplexity import PERPLEXITY_NAMES

@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, Optional, Protocol, Tuple, Union
 import torch
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
-from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import read_weights
 from elmo_plugin.elmo.formats.bilm_tf_options import check_options, read_options
@@ -29,7 +29,6 @@ from elmo_plugin.elmo.formats.names import (
     is_gone,
     resolve_bilm,
 )
-from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import load_checkpoint_bilm
 from elmo_plugin.elmo.formats.tensorflow.hub_module import load_hub_bilm
 

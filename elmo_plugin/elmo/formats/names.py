@@ -25,13 +25,12 @@ import zipfile
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
 
-from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.efml.directory import REQUIRED_FILES as EFML_FILES
 from elmo_plugin.elmo.formats.package_files import (
     SCHEME,
     SHIPPED_BILM,
-    MissingFileError,
     local_file,
     no_such_path,
     package_path,
@@ -49,7 +48,7 @@ from elmo_plugin.elmo.formats.published_models import (
     published_archive,
     short_names,
 )
-from elmo_plugin.elmo.formats.zip_archives import (
+from elmo_plugin.elmo.files.zip_archives import (
     folders_inside,
     is_file,
     is_folder,

@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.restricted_pickle import load_tensors
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder, open_file
+from elmo_plugin.elmo.files.restricted_pickle import load_tensors
+from elmo_plugin.elmo.files.zip_archives import is_file, is_folder, open_file
 
 TRAINING_ARGUMENTS = "config.json"
 CHARACTER_TABLE = "char.dic"

@@ -16,13 +16,12 @@ import numpy
 import torch
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
-from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, checked_weight, copy_weights
 from elmo_plugin.elmo.formats.bilm_tf_options import read_options
-from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import INDEX_SUFFIX, Checkpoint
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder, list_folder, open_file
+from elmo_plugin.elmo.files.zip_archives import is_file, is_folder, list_folder, open_file
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import checked_weight, copy_weights
 from elmo_plugin.elmo.formats.bilm_tf_options import check_options
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
+from elmo_plugin.elmo.files.zip_archives import is_file, is_folder
 
 logger = logging.getLogger(__name__)
 
