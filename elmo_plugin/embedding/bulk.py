@@ -26,7 +26,7 @@ import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.files.atomic_files import check_output_file
-from elmo_plugin.elmo.formats.package_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.embedding import journal
 from elmo_plugin.embedding.embeddings_file import (
     InputFile,

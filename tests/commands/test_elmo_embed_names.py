@@ -1,4 +1,4 @@
-"""`elmo-embed` names its biLM as every entry point does (`elmo_plugin.elmo.formats.names`):
+"""`elmo-embed` names its biLM as every entry point does (`elmo_plugin.elmo.formats.naming.names`):
 the shipped biLM by default, `--model` for a short name or a folder, or the two files."""
 
 import shutil

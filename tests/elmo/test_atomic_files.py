@@ -13,7 +13,7 @@ from elmo_plugin.elmo import load_bilm, save_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats import bilm_tf as bilm_tf_format
 from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
-from elmo_plugin.elmo.formats.package_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.allennlp.lm.softmax_file import read_softmax, softmax_files
 
 

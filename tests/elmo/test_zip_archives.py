@@ -22,7 +22,7 @@ from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.elmo.formats.loading import load_bilm
-from elmo_plugin.elmo.formats.names import resolve_bilm
+from elmo_plugin.elmo.formats.naming.names import resolve_bilm
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 

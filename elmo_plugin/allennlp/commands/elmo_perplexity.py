@@ -16,7 +16,7 @@ from elmo_plugin.elmo.files.atomic_files import (
     replaced_when_complete,
 )
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import local_path, refuse_overwriting
+from elmo_plugin.elmo.formats.naming.package_files import local_path, refuse_overwriting
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
 from elmo_plugin.elmo.formats.tensorflow.language_model import (
     CheckpointLanguageModel,

@@ -20,10 +20,8 @@ from elmo_plugin.elmo.formats.bilm_tf_options import check_options, read_options
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
 from elmo_plugin.elmo.formats.efml.ids import EFML_INDEXER_NAME
 from elmo_plugin.elmo.formats.efml.model import EFML_OPTIONS_KEY
-from elmo_plugin.elmo.formats.names import (
-    EFML,
-    TF_CHECKPOINT,
-    TF_HUB,
+from elmo_plugin.elmo.formats.naming.bilm_formats import EFML, TF_CHECKPOINT, TF_HUB
+from elmo_plugin.elmo.formats.naming.names import (
     BilmFiles,
     PathName,
     is_gone,

@@ -10,7 +10,8 @@ from overrides import overrides
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import load_efml_ids
 from elmo_plugin.elmo.formats.loading import efml_model_gone, is_gone
-from elmo_plugin.elmo.formats.names import EFML, resolve_bilm
+from elmo_plugin.elmo.formats.naming.bilm_formats import EFML
+from elmo_plugin.elmo.formats.naming.names import resolve_bilm
 from elmo_plugin.elmo.modules.bilm_inputs import EFML_INDEXER_NAME, EFML_TABLES, EFML_TOKENS
 
 

@@ -15,7 +15,7 @@ from typing import BinaryIO, Mapping, Optional, Union
 
 from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.files.zip_archives import member_bytes, outer_file
-from elmo_plugin.elmo.formats.published_models import PREFIX, published_url
+from elmo_plugin.elmo.formats.naming.published_models import PREFIX, published_url
 
 SCHEME = "elmo_plugin://"
 PACKAGE = "elmo_plugin"
