@@ -196,7 +196,7 @@ def _folder_files(name: str, folder: str) -> BilmFiles:
     if fmt in WHOLE_FOLDER_FORMATS:
         return BilmFiles(local, None, fmt)
     options, weights = BILM_FOLDER_FORMATS[fmt]
-    return BilmFiles(f"{base}/{options}", f"{base}/{weights}")
+    return BilmFiles(f"{base}/{options}", f"{base}/{weights}", fmt)
 
 
 def _format_of(folder: str) -> Optional[str]:
