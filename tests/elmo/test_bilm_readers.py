@@ -28,6 +28,7 @@ from elmo_plugin.elmo.formats.naming.bilm_formats import (
     OPTIONS_NAME,
     TF_CHECKPOINT,
     TF_HUB,
+    WEIGHTS_NAME,
 )
 from tests.paths import FIXTURES, PROJECT_ROOT
 
@@ -35,11 +36,12 @@ TINY_OPTIONS = FIXTURES / "elmo" / "options.json"
 TINY_WEIGHTS = FIXTURES / "elmo" / "lm_weights.hdf5"
 
 
-def _nlpl_folder(tmp_path: Path) -> str:
-    folder = tmp_path / "nlpl"
+def _pair_folder(tmp_path: Path, weights_name: str) -> str:
+    """A folder holding the tiny biLM's options and weights, the weights named `weights_name`."""
+    folder = tmp_path / weights_name.split(".")[0]
     folder.mkdir()
     shutil.copy(TINY_OPTIONS, folder / OPTIONS_NAME)
-    shutil.copy(TINY_WEIGHTS, folder / NLPL_WEIGHTS_NAME)
+    shutil.copy(TINY_WEIGHTS, folder / weights_name)
     return str(folder)
 
 
@@ -62,9 +64,14 @@ def _tarred(tmp_path: Path, folder: Path) -> str:
 # Each fixture biLM, as a name and weight file given to `load_bilm`, with its format.
 NAMES: Dict[str, Tuple[Callable[[Path], Tuple[str, Optional[str]]], str]] = {
     "bilm-tf pair": (lambda tmp: (str(TINY_OPTIONS), str(TINY_WEIGHTS)), BILM_TF),
-    "bilm-tf NLPL folder": (lambda tmp: (_nlpl_folder(tmp), None), BILM_TF_NLPL),
+    "bilm-tf folder": (lambda tmp: (_pair_folder(tmp, WEIGHTS_NAME), None), BILM_TF),
+    "bilm-tf ZIP": (
+        lambda tmp: (_zipped(tmp, Path(_pair_folder(tmp, WEIGHTS_NAME))), None),
+        BILM_TF,
+    ),
+    "bilm-tf NLPL folder": (lambda tmp: (_pair_folder(tmp, NLPL_WEIGHTS_NAME), None), BILM_TF_NLPL),
     "bilm-tf NLPL ZIP": (
-        lambda tmp: (_zipped(tmp, Path(_nlpl_folder(tmp))), None),
+        lambda tmp: (_zipped(tmp, Path(_pair_folder(tmp, NLPL_WEIGHTS_NAME))), None),
         BILM_TF_NLPL,
     ),
     "ELMoForManyLangs folder": (lambda tmp: (str(FIXTURES / "efml" / "model"), None), EFML),

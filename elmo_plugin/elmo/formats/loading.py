@@ -50,12 +50,13 @@ def load_bilm(
         The contents of `options.json` files by name, used instead of reading that file.
     vocab : `OptionsRecord`, optional
         A model's vocabulary: options recorded there for `options_file` are used before the file
-        is read, and the options are recorded there (namespace `OPTIONS_NAMESPACE`).
+        is read, and the options are recorded there (`options_record.OPTIONS_NAMESPACE`).
     in_model : `bool`, optional (default = `False`)
         The biLM is part of a model, whose state dict (a trained archive's) may bring the
         weights and whose initializer runs after it is built: a missing `weight_file` is then an
         error only at a first forward pass that no state dict preceded, and weights changed
-        between reading them and the first forward pass are an error (`WeightProvenance`).
+        between reading them and the first forward pass are an error
+        (`weight_provenance.WeightProvenance`).
     """
     known_options = known_options or {}
     if options_file in known_options:  # given inline: no file to find

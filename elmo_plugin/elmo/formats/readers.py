@@ -36,19 +36,19 @@ from elmo_plugin.elmo.formats.weight_provenance import read_weights_in_model
 
 @dataclass(frozen=True)
 class BilmBuild:
-    """How to build a biLM whatever its format (`load_bilm`'s parameters, which it documents),
-    and what is known of it besides its files: `name`, as given, which a model's vocabulary
-    records; the options given inline (`known_options`); the model's vocabulary (`vocab`)."""
+    """How to build a biLM whatever its format, and what is known of it besides its files:
+    `load_bilm`'s parameters (which it documents), with `name` the biLM's name as given, which
+    a model's vocabulary records."""
 
     name: str
-    stateful: bool = False
-    char_cnn_cache_size: int = 50000
-    dropout: float = 0.0
-    compute_dtype: torch.dtype = torch.float32
-    execution: Execution = Execution()
-    known_options: Optional[Dict[str, Dict[str, Any]]] = None
-    vocab: Optional[OptionsRecord] = None
-    in_model: bool = False
+    stateful: bool
+    char_cnn_cache_size: int
+    dropout: float
+    compute_dtype: torch.dtype
+    execution: Execution
+    known_options: Dict[str, Dict[str, Any]]
+    vocab: Optional[OptionsRecord]
+    in_model: bool
 
 
 Reader = Callable[[BilmFiles, BilmBuild], ElmoBiLm]
@@ -62,9 +62,8 @@ def read_bilm(files: BilmFiles, build: BilmBuild) -> ElmoBiLm:
 def _read_bilm_tf(files: BilmFiles, build: BilmBuild) -> ElmoBiLm:
     """bilm-tf's `options.json` and weights (its weights may be missing inside a model, whose
     state dict brings them, or left out for random weights)."""
-    known = build.known_options or {}
+    known, vocab = build.known_options, build.vocab
     resolved = build.name not in known
-    vocab = build.vocab
     if resolved and vocab is not None and recorded_efml(vocab, build.name):
         if is_gone(files.options_file):  # the ELMoForManyLangs folder a model was trained with
             raise efml_model_gone(build.name, "the biLM's options_file")
