@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import check_output_file, refuse_overwriting
+from elmo_plugin.elmo.files.atomic_files import check_output_file
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.embedding import journal
 from elmo_plugin.embedding.embeddings_file import (
     InputFile,

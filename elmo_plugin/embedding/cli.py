@@ -14,12 +14,17 @@ import torch
 
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.execution.devices import check_cuda_device
-from elmo_plugin.elmo.formats.names import BilmFiles, files_read, require_weights, resolve_bilm
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
-from elmo_plugin.elmo.formats.published_models import PUBLISHED_ARCHIVES, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.naming.names import (
+    BilmFiles,
+    files_read,
+    require_weights,
+    resolve_bilm,
+)
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM
+from elmo_plugin.elmo.formats.naming.published_models import PUBLISHED_ARCHIVES, PUBLISHED_MODELS
 from elmo_plugin.embedding.bulk import check_output
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS

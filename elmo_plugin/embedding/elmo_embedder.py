@@ -17,7 +17,7 @@ import torch
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
-from elmo_plugin.elmo.formats.names import (
+from elmo_plugin.elmo.formats.naming.names import (
     SHIPPED_OPTIONS,
     require_weights,
     resolve_bilm,
@@ -90,7 +90,7 @@ class ElmoEmbedder:
     options_file : `str` or `os.PathLike`, optional (default = the shipped biLM's)
         bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`; or a whole biLM:
         the short name of one AllenNLP published (`"original"`, `"small"`, ...: the names of
-        `elmo_plugin.elmo.formats.published_models`), whose two files are then downloaded
+        `elmo_plugin.elmo.formats.naming.published_models`), whose two files are then downloaded
         once, or a folder holding `options.json` and `weights.hdf5` (an `elmo-export`), or a
         ZIP holding a biLM (as NLPL publishes them), read in place (docs/elmo.md).
     weight_file : `str` or `os.PathLike`, optional

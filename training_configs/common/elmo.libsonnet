@@ -103,9 +103,10 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // mix): elmo_plugin.elmo.modules.elmo.LAYER_WEIGHTS_REGEX, which a test checks this equals.
   layer_weights_regex:: ".*scalar_mixes.*scalar_parameters",
 
-  // The parameter names of the pretrained biLM in any model: elmo_plugin.elmo.formats.loading.
-  // BILM_PARAMETERS_REGEX (a test checks). A model initializer whose regexes could match them
-  // must list it in `prevent_regexes`, or it re-initialises the biLM:
+  // The parameter names of the pretrained biLM in any model:
+  // elmo_plugin.elmo.formats.weight_provenance.BILM_PARAMETERS_REGEX (a test checks). A model
+  // initializer whose regexes could match them must list it in `prevent_regexes`, or it
+  // re-initialises the biLM:
   //   initializer: { regexes: [...], prevent_regexes: [elmo.bilm_parameters_regex] }
   bilm_parameters_regex:: "(^|\\.)_bilm\\.",
 

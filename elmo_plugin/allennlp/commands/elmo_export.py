@@ -22,20 +22,19 @@ from elmo_plugin.allennlp.archives import files_read as archive_files
 from elmo_plugin.allennlp.commands.subparsers import add_command_parser
 from elmo_plugin.elmo.execution.devices import check_cuda_device
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import (
+from elmo_plugin.elmo.files.atomic_files import (
     check_output_directory,
     check_output_file,
-    refuse_overwriting,
 )
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.formats.naming.bilm_formats import EFML, OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.efml import DESCRIPTION as EFML_DESCRIPTION
 from elmo_plugin.elmo.formats.efml import is_efml_directory
 from elmo_plugin.elmo.formats.exports import save_bilm
-from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
+from elmo_plugin.elmo.files.file_sets import MANIFEST_NAME
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
-from elmo_plugin.elmo.formats.names import (
-    EFML,
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.names import (
     BilmFiles,
     files_read,
     require_weights,
@@ -203,7 +202,7 @@ def export_onnx_model(
 
     source : `str`
         A trained `bilm` model's archive or serialization directory, or a biLM named as every
-        entry point names one (`elmo_plugin.elmo.formats.names`: a short name,
+        entry point names one (`elmo_plugin.elmo.formats.naming.names`: a short name,
         `elmo_plugin://...`, a folder or a ZIP of bilm-tf files or of an ELMoForManyLangs
         model, or a bilm-tf `options.json` with `weight_file`).
     output_dir : `str`

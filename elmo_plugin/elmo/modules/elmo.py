@@ -5,12 +5,9 @@ import torch
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
-from elmo_plugin.elmo.formats.loading import (
-    BILM_PARAMETERS_REGEX,
-    OPTIONS_NAMESPACE,
-    OptionsRecord,
-    load_bilm,
-)
+from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.options_record import OPTIONS_NAMESPACE, OptionsRecord
+from elmo_plugin.elmo.formats.weight_provenance import BILM_PARAMETERS_REGEX
 from elmo_plugin.elmo.modules.activation_cache import ActivationCache
 from elmo_plugin.elmo.modules.bilm_inputs import EFML_TABLES, bilm_ids, check_tables
 from elmo_plugin.elmo.modules.cached_bilm import CachedBiLm
@@ -52,7 +49,7 @@ class Elmo(torch.nn.Module):
         bilm-tf `options.json`: a path, a URL, or `elmo_plugin://pretrained/...` for the shipped
         biLM (from any working directory); or a whole biLM, whose weights come with it (leave
         out `weight_file`): a published biLM's short name, e.g. `"original"`, a folder
-        holding one or a ZIP of one, read in place (`elmo_plugin.elmo.formats.names`).
+        holding one or a ZIP of one, read in place (`elmo_plugin.elmo.formats.naming.names`).
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
         When the file is missing, the weights must come from a loaded state dict (a trained

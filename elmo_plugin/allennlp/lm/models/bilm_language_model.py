@@ -14,7 +14,7 @@ from elmo_plugin.elmo.bilm.lstm.module import LstmState
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
 from elmo_plugin.elmo.formats.bilm_tf_options import check_options
-from elmo_plugin.elmo.formats.file_sets import read_together
+from elmo_plugin.elmo.files.file_sets import read_together
 from elmo_plugin.allennlp.lm.corpus import (
     SENTENCE_END,
     SENTENCE_START,
