@@ -14,7 +14,6 @@ import torch
 
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
 from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.execution.devices import check_cuda_device
@@ -29,6 +28,7 @@ from elmo_plugin.elmo.formats.naming.published_models import PUBLISHED_ARCHIVES,
 from elmo_plugin.embedding.bulk import check_output
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.execution_arguments import add_execution_arguments, execution_of
 from elmo_plugin.embedding.output_arguments import add_output_arguments, output_of
 from elmo_plugin.embedding.text_files import check_text_file
 from elmo_plugin.embedding.threads import usable_cpus
@@ -94,14 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
         "torchrun's processes on the machine), or torch's count where set lower "
         "(torch.set_num_threads)",
     )
-    parser.add_argument(
-        "--compute-dtype",
-        choices=sorted(COMPUTE_DTYPES),
-        default="float32",
-        help="float32 is exact; bfloat16 runs the biLM's products in bfloat16 (faster on "
-        "CPUs with AVX512_BF16 and on recent GPUs) and writes float32 layers within ~1e-2 "
-        "relative of float32's",
-    )
+    add_execution_arguments(parser)
 
 
 def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
@@ -109,6 +102,7 @@ def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
     that can be written, not any input: `archive_files` are those an `--archive` reads), the
     input and the biLM's names."""
     check_cuda_device(args.cuda_device, "--cuda-device")
+    execution_of(args)
     for flag in ("batch_size", "max_tokens", "threads"):
         value = getattr(args, flag)
         if value is not None and value < 1:
@@ -151,10 +145,16 @@ def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
     cuda_device, local_processes = _join_process_group(args.cuda_device)
     try:
         _use_usable_threads(cuda_device, local_processes, args.threads)
+        setting = execution_of(args)
         if bilm is None:
             files = named_bilm(args)
-            bilm = load_bilm(files.options_file, files.weight_file)
-        bilm.set_compute_dtype(parse_compute_dtype(args.compute_dtype))
+            bilm = load_bilm(
+                files.options_file,
+                files.weight_file,
+                compute_dtype=setting.dtype,
+                execution=setting,
+            )
+        bilm.set_execution(setting)
         embed_file(
             bilm,
             args.input_file,

@@ -9,7 +9,7 @@ It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
 
 import logging
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import torch
@@ -101,7 +101,10 @@ class ElmoEmbedder:
     max_tokens : `int`, optional (default = `4096`)
         The token positions of one biLM run (see above).
     execution : `Execution` or its config, optional (default = `"auto"`)
-        How the biLM runs (`elmo_plugin.elmo.execution.settings`), e.g. `{"fused": true}`.
+        How the biLM runs (`elmo_plugin.elmo.execution.settings`), e.g. `{"fused": true}` or
+        `{"compute_dtype": "bfloat16"}`.
+    compute_dtype : `str`, optional (default = `"float32"`)
+        The same as `execution.compute_dtype`, as `Elmo` and `elmo-embed` take it too.
     state : `str`, optional (default = `"stateless"`)
         `"carried"`: each call of 0.9's API (`batch_to_embeddings`, `embed_batch`,
         `embed_sentence`, each batch of `embed_sentences` and `embed`) is one biLM run, as in
@@ -117,13 +120,15 @@ class ElmoEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
         state: str = STATELESS,
+        compute_dtype: Optional[str] = None,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
         _check_cuda_device(cuda_device)
         carries_states(state)
+        setting = Execution.resolve(execution, compute_dtype)
         files = require_weights(resolve_bilm(options_file, weight_file))
         bilm = load_bilm(
-            files.options_file, files.weight_file, execution=Execution.parse(execution)
+            files.options_file, files.weight_file, compute_dtype=setting.dtype, execution=setting
         )
         self._hold(bilm, cuda_device, max_tokens, state)
 

@@ -4,7 +4,6 @@ import torch
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.formats.options_record import OPTIONS_NAMESPACE, OptionsRecord
@@ -90,14 +89,15 @@ class Elmo(torch.nn.Module):
         Remember the frozen biLM's activations per sentence (needs `requires_grad: false` and
         `stateful: false`); a cache or its config block (`ActivationCache`'s arguments).
     compute_dtype : `str`, optional (default = `"float32"`)
+        The same as `execution.compute_dtype` (either way, or both if they agree):
         `"float32"` is exact; `"bfloat16"` runs the biLM's matrix products and convolutions in
         bfloat16 on weights cast once per batch (kept while frozen), with float32 gate math,
         states, outputs and trainable weights: layers within ~1e-2 relative of float32 (see
         `elmo_plugin.elmo.execution.compute_dtype`).
     execution : `Execution` or its config, optional (default = `"auto"`)
-        How the biLM runs: its LSTM path, CUDA graphs, sorted inference, the character CNN's
-        deduplication and TF32 (`elmo_plugin.elmo.execution.settings`); `"auto"` chooses by
-        device.
+        How the biLM runs: its compute dtype, LSTM path, CUDA graphs, sorted inference, the
+        character CNN's deduplication and TF32 (`elmo_plugin.elmo.execution.settings`);
+        `"auto"` chooses by device.
     """
 
     def __init__(
@@ -114,7 +114,7 @@ class Elmo(torch.nn.Module):
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[Union[ActivationCache, Dict[str, Any]]] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
-        compute_dtype: str = "float32",
+        compute_dtype: Optional[str] = None,
         vocab: Optional[OptionsRecord] = None,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
     ) -> None:
@@ -125,16 +125,17 @@ class Elmo(torch.nn.Module):
             )
         if options_file is None:
             raise ConfigurationError("Elmo needs an options_file")
+        setting = Execution.resolve(execution, compute_dtype)
         bilm = load_bilm(
             options_file,
             weight_file,
             stateful,
             char_cnn_cache_size,
-            compute_dtype=parse_compute_dtype(compute_dtype),
+            compute_dtype=setting.dtype,
             known_options=known_options,
             vocab=vocab,
             in_model=True,
-            execution=Execution.parse(execution),
+            execution=setting,
         )
         bilm.requires_grad_(requires_grad)
         self._bilm = bilm
