@@ -127,9 +127,7 @@ class ElmoEmbedder:
         carries_states(state)
         setting = Execution.resolve(execution, compute_dtype)
         files = require_weights(resolve_bilm(options_file, weight_file))
-        bilm = load_bilm(
-            files.options_file, files.weight_file, compute_dtype=setting.dtype, execution=setting
-        )
+        bilm = load_bilm(files, None, compute_dtype=setting.dtype, execution=setting)
         self._hold(bilm, cuda_device, max_tokens, state)
 
     @classmethod

@@ -183,7 +183,7 @@ def export_bilm_files(source: str, output_dir: str, weight_file: Optional[str]) 
         )
     names = [OPTIONS_NAME, WEIGHTS_NAME]
     check_export_output(output_dir, names + [MANIFEST_NAME], files_read(files, SOURCE))
-    save_bilm(load_bilm(files.options_file, files.weight_file), output_dir)
+    save_bilm(load_bilm(files, None), output_dir)
     return [os.path.join(output_dir, name) for name in names]
 
 
@@ -232,7 +232,7 @@ def export_onnx_model(
     else:
         files = export_source(source, weight_file)
         check_export_output(output_dir, [ONNX_FILE_NAME], files_read(files, SOURCE))
-        bilm = load_bilm(files.options_file, files.weight_file)
+        bilm = load_bilm(files, None)
     os.makedirs(output_dir, exist_ok=True)
     return export_onnx(
         bilm, os.path.join(output_dir, ONNX_FILE_NAME), mix, keep_sentence_boundaries

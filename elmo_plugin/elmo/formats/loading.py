@@ -20,7 +20,7 @@ from elmo_plugin.elmo.formats.readers import BilmBuild, read_bilm
 
 
 def load_bilm(
-    options_file: PathName,
+    options_file: Union[PathName, BilmFiles],
     weight_file: Optional[PathName],
     stateful: bool = False,
     char_cnn_cache_size: int = 50000,
@@ -36,10 +36,11 @@ def load_bilm(
 
     # Parameters
 
-    options_file : `str` or `os.PathLike`
+    options_file : `str`, `os.PathLike` or `BilmFiles`
         bilm-tf `options.json`: a path, a URL or `elmo_plugin://...`; or a whole biLM, which
         brings its weights: a published biLM's short name, a folder or a ZIP archive
-        (`elmo_plugin.elmo.formats.naming.names`).
+        (`elmo_plugin.elmo.formats.naming.names`); or the files an entry point has resolved
+        already (`resolve_bilm`, to check them before the work), read as they are.
     weight_file : `str` or `os.PathLike`, optional
         bilm-tf `weights.hdf5`; random weights when not given with an options file.
     stateful, char_cnn_cache_size, dropout, compute_dtype :
@@ -59,7 +60,9 @@ def load_bilm(
         (`weight_provenance.WeightProvenance`).
     """
     known_options = known_options or {}
-    if options_file in known_options:  # given inline: no file to find
+    if isinstance(options_file, BilmFiles):
+        files, options_file = options_file, options_file.options_file
+    elif options_file in known_options:  # given inline: no file to find
         weights = None if weight_file is None else str(weight_file)
         files = BilmFiles(str(options_file), weights)
     else:

@@ -6,21 +6,13 @@ from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
 from elmo_plugin.elmo.formats.loading import load_bilm
-from elmo_plugin.elmo.formats.options_record import OPTIONS_NAMESPACE, OptionsRecord
-from elmo_plugin.elmo.formats.weight_provenance import BILM_PARAMETERS_REGEX
+from elmo_plugin.elmo.formats.options_record import OptionsRecord
 from elmo_plugin.elmo.modules.activation_cache import ActivationCache
 from elmo_plugin.elmo.modules.bilm_inputs import EFML_TABLES, bilm_ids, check_tables
 from elmo_plugin.elmo.modules.cached_bilm import CachedBiLm
 from elmo_plugin.elmo.modules.scalar_mix import ScalarMix
 
-# BILM_PARAMETERS_REGEX and OPTIONS_NAMESPACE moved to the loader; code still imports them here.
-__all__ = [
-    "BILM_PARAMETERS_REGEX",
-    "ELMO_INDEXER_KEY",
-    "Elmo",
-    "LAYER_WEIGHTS_REGEX",
-    "OPTIONS_NAMESPACE",
-]
+__all__ = ["ELMO_INDEXER_KEY", "Elmo", "LAYER_WEIGHTS_REGEX"]
 
 # The text field key of the `elmo_characters` indexer (the readers and configs name it so):
 # models that read the character ids themselves find them under it.
@@ -56,7 +48,7 @@ class Elmo(torch.nn.Module):
         model archive, which holds them), else the first forward pass raises. So does a biLM
         whose weights changed between loading them and the first forward pass, which is what
         a model initializer with a regex matching the biLM's parameters does (AllenNLP runs it
-        after the modules are built): see `BILM_PARAMETERS_REGEX`.
+        after the modules are built): see `formats.weight_provenance.BILM_PARAMETERS_REGEX`.
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of bilm-tf `options.json` files by name: when `options_file` is one of
         these names, its contents come from here and no file is read. A trained model archive
