@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 import elmo_plugin.allennlp  # noqa: F401  (its configs' `elmo_plugin/...` imports resolve)
 from allennlp.common import params
 from elmo_plugin.allennlp.data_paths import DATA_VARIABLE
-from elmo_plugin.elmo.formats.package_files import configs_directory
+from elmo_plugin.elmo.formats.naming.package_files import configs_directory
 
 from experiments.samples import SAMPLE_FILE
 

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, Dict, List
 
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
 
 RECORDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "lane_count")
 RECORDS_FILE = os.path.join(RECORDS, "runs.json")

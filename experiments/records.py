@@ -33,7 +33,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
 
 from experiments import configs
 from experiments.configs import Config

@@ -1,7 +1,8 @@
 """
 The core's house, drawn from its imports: at most six rooms at the top of `elmo_plugin.elmo`,
-imports between them flowing one way (each room imports only rooms before it in `ROOMS`), no
-file over 400 lines, and the device decided in few files.
+imports between them flowing one way (each room imports only rooms before it in `ROOMS`: file
+safety, `files`, only the error, so that every layer may write and read through it), no file
+over 400 lines, and the device decided in few files.
 """
 
 import ast
@@ -13,7 +14,7 @@ from tests.paths import PROJECT_ROOT
 
 CORE = PROJECT_ROOT / "elmo_plugin" / "elmo"
 # Lowest first: a room may import the rooms before it, never one after it.
-ROOMS = ["errors", "execution", "bilm", "formats", "modules"]
+ROOMS = ["errors", "files", "execution", "bilm", "formats", "modules"]
 MAX_LINES = 400
 # A device check, in any of the forms code branches on the device with: a tensor's or a
 # device's flags and type, what torch's CUDA sees, a device name compared as a string.
@@ -140,3 +141,37 @@ def test_formats_import_one_another_without_a_cycle_or_a_hidden_import():
 
     for name in graph:
         visit(name, ())
+
+
+# What naming (a biLM's name to its files, the published biLMs, the package's files, downloads)
+# may import of the core: never a codec, so that a name is resolved before any format is read.
+NAMING = CORE / "formats" / "naming"
+NAMING_PACKAGE = "elmo_plugin.elmo.formats.naming"
+NAMING_MAY_IMPORT = ("elmo_plugin.elmo.errors.", "elmo_plugin.elmo.files.", NAMING_PACKAGE + ".")
+
+
+def _core_imports(path: Path) -> Set[str]:
+    """Every `elmo_plugin.elmo` module (or name in one) `path` imports, anywhere in it."""
+    found: Set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("elmo_plugin.elmo.")}
+
+
+def test_naming_imports_no_codec():
+    codecs = {
+        f"{path.relative_to(CORE)}: {name}"
+        for path in NAMING.rglob("*.py")
+        for name in _core_imports(path)
+        if not name.startswith(NAMING_MAY_IMPORT)
+    }
+    assert not codecs, sorted(codecs)
+
+
+def test_the_naming_check_sees_a_codec_imported_in_a_function(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text("def f():\n    from elmo_plugin.elmo.formats.bilm_tf import read_weights\n")
+    assert _core_imports(module) == {"elmo_plugin.elmo.formats.bilm_tf.read_weights"}

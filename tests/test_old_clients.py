@@ -17,7 +17,7 @@ import torch
 from allennlp.modules.elmo import _ElmoBiLm, batch_to_ids
 
 from elmo_plugin import ElmoEmbedder
-from elmo_plugin.elmo.formats.published_models import PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.naming.published_models import PUBLISHED_MODELS
 from elmo_plugin.embedding import allennlp_commands_elmo
 from tests.flair_reference import SKIP_REASON, flair_available, import_flair
 

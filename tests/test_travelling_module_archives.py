@@ -12,7 +12,7 @@ from allennlp.predictors import Predictor
 
 import elmo_plugin.allennlp  # noqa: F401  (the one documented import: registers every task)
 from elmo_plugin.allennlp.archives import bilm_from_archive
-from elmo_plugin.elmo.modules.elmo import OPTIONS_NAMESPACE
+from elmo_plugin.elmo.formats.options_record import OPTIONS_NAMESPACE
 from elmo_plugin.allennlp.tasks.ner.predictors import ConllNerPredictor
 from tests.paths import TRAINING_CONFIGS
 from tests.tasks.ner.ner_small_overrides import SMALL as NER_SMALL

@@ -37,8 +37,8 @@ from allennlp.common.file_utils import cached_path
 
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
-from elmo_plugin.elmo.formats.restricted_pickle import check_tensors_only
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.files.restricted_pickle import check_tensors_only
 from elmo_plugin.embedding.text_files import quoted
 
 logger = logging.getLogger(__name__)

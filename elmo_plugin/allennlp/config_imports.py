@@ -35,7 +35,7 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 
 from elmo_plugin.allennlp.data_paths import with_data_variable
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import (
+from elmo_plugin.elmo.formats.naming.package_files import (
     CONFIGS,
     PACKAGE,
     SCHEME,

@@ -16,7 +16,7 @@ import os
 from typing import Dict, List, Mapping, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import configs_directory
+from elmo_plugin.elmo.formats.naming.package_files import configs_directory
 
 DATA_VARIABLE = "ELMO_PLUGIN_DATA"
 # What the variable is in a config when nobody set it: the data paths start with it.

@@ -1,9 +1,11 @@
 """
-The ELMo core, which needs torch, numpy and h5py and nothing of AllenNLP, in five rooms, each
-importing only those before it: the one error (`errors`), how the biLM runs (`execution`), the
-biLM itself (`bilm`: the character ids and encoder, the LSTM and its execution paths, and
-`ElmoBiLm`), the bilm-tf format, the loaders and published names (`formats`), and the `Elmo`
-module, the scalar mix, the activation cache and the layer weights (`modules`). It imports
+The ELMo core, which needs torch, numpy and h5py and nothing of AllenNLP, in six rooms, each
+importing only those before it: the one error (`errors`), writing and reading files safely
+(`files`: atomic writes, file sets, ZIP members read in place, weight files that cannot run
+code), how the biLM runs (`execution`), the biLM itself (`bilm`: the character ids and encoder,
+the LSTM and its execution paths, and `ElmoBiLm`), the formats' readers and writers, the names
+of biLMs and their downloads (`formats`), and the `Elmo` module, the scalar mix, the activation
+cache and the layer weights (`modules`). It imports
 nothing else of `elmo_plugin`; the AllenNLP plugin layer (`elmo_plugin.allennlp.modules`,
 `elmo_plugin.allennlp.training`, the commands, `lm` and the tasks) builds on it.
 """

@@ -17,3 +17,7 @@ class ConfigurationError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class MissingFileError(ConfigurationError):
+    """A file a config names does not exist."""

@@ -27,7 +27,7 @@ import torch
 
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.bilm.lstm.module import LstmState
-from elmo_plugin.elmo.formats.published_models import PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.naming.published_models import PUBLISHED_MODELS
 from elmo_plugin.embedding import elmo_embedder
 
 NAME = "allennlp.commands.elmo"

@@ -14,7 +14,7 @@ import numpy
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.names import SHIPPED_BILM
+from elmo_plugin.elmo.formats.naming.names import SHIPPED_BILM
 from elmo_plugin.embedding.bulk import embed_planned_batch, plan_batches
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from elmo_plugin.embedding.elmo_embedder import ElmoEmbedder

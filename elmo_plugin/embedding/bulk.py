@@ -15,7 +15,6 @@ Bulk embedding into the hdf5 layout of `embeddings_file`, what `elmo-embed` and
   are the same as one process's, so is the output.
 """
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -25,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import check_output_file, refuse_overwriting
+from elmo_plugin.elmo.files.atomic_files import check_output_file
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.embedding import journal
 from elmo_plugin.embedding.embeddings_file import (
     InputFile,
@@ -240,7 +240,7 @@ def _job(
         "input": f"{len(lines)} lines, blake2b {text.hexdigest()}",
         "bilm": bilm.digest().hex(),
         "tables": "" if ids is None else str(ids.digest),
-        "execution": json.dumps(dataclasses.asdict(bilm.execution), sort_keys=True),
+        "execution": json.dumps(bilm.execution.paths(), sort_keys=True),
         "settings": json.dumps(settings, sort_keys=True),
     }
 

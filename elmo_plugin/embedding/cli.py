@@ -14,16 +14,21 @@ import torch
 
 from elmo_plugin.elmo import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES, parse_compute_dtype
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.execution.devices import check_cuda_device
-from elmo_plugin.elmo.formats.names import BilmFiles, files_read, require_weights, resolve_bilm
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
-from elmo_plugin.elmo.formats.published_models import PUBLISHED_ARCHIVES, PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.naming.names import (
+    BilmFiles,
+    files_read,
+    require_weights,
+    resolve_bilm,
+)
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM
+from elmo_plugin.elmo.formats.naming.published_models import PUBLISHED_ARCHIVES, PUBLISHED_MODELS
 from elmo_plugin.embedding.bulk import check_output
 from elmo_plugin.embedding.elmo_embedder import DEFAULT_MAX_TOKENS, embed_file
 from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.execution_arguments import add_execution_arguments, execution_of
 from elmo_plugin.embedding.output_arguments import add_output_arguments, output_of
 from elmo_plugin.embedding.text_files import check_text_file
 from elmo_plugin.embedding.threads import usable_cpus
@@ -89,21 +94,16 @@ def add_arguments(parser: argparse.ArgumentParser, model: argparse._ActionsConta
         "torchrun's processes on the machine), or torch's count where set lower "
         "(torch.set_num_threads)",
     )
-    parser.add_argument(
-        "--compute-dtype",
-        choices=sorted(COMPUTE_DTYPES),
-        default="float32",
-        help="float32 is exact; bfloat16 runs the biLM's products in bfloat16 (faster on "
-        "CPUs with AVX512_BF16 and on recent GPUs) and writes float32 layers within ~1e-2 "
-        "relative of float32's",
-    )
+    add_execution_arguments(parser)
 
 
-def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
+def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> Optional[BilmFiles]:
     """Before any biLM or sentence is read: the flags that go together, the output (a file
     that can be written, not any input: `archive_files` are those an `--archive` reads), the
-    input and the biLM's names."""
+    input and the biLM's names. Returns the biLM's files (none for an `--archive`), resolved
+    once, for `embed`."""
     check_cuda_device(args.cuda_device, "--cuda-device")
+    execution_of(args)
     for flag in ("batch_size", "max_tokens", "threads"):
         value = getattr(args, flag)
         if value is not None and value < 1:
@@ -113,10 +113,12 @@ def check_arguments(args: argparse.Namespace, archive_files: List[str]) -> None:
         raise ConfigurationError("--weight-file goes with --options-file, not --archive")
     check_output(args.output_file, {"input file": args.input_file})
     check_text_file(args.input_file, "input file")
-    inputs = {} if args.archive else _bilm_inputs(args)
+    files = None if args.archive else named_bilm(args)
+    inputs = {} if files is None else _bilm_inputs(args, files)
     for path in archive_files:
         inputs[f"--archive file {path}" if path != args.archive else "--archive"] = path
     refuse_overwriting(args.output_file, inputs)
+    return files
 
 
 def named_bilm(args: argparse.Namespace) -> BilmFiles:
@@ -131,25 +133,29 @@ def named_bilm(args: argparse.Namespace) -> BilmFiles:
     return require_weights(files, "--model")
 
 
-def _bilm_inputs(args: argparse.Namespace) -> Dict[str, Optional[str]]:
+def _bilm_inputs(args: argparse.Namespace, files: BilmFiles) -> Dict[str, Optional[str]]:
     """The files the biLM is read from, by what named them, for the output to be checked
     against."""
-    files = named_bilm(args)
     if args.options_file:
         return {"--options-file": files.options_file, "--weight-file": files.weight_file}
     return files_read(files, "--model")
 
 
-def embed(args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None) -> None:
-    """Embeds as `args` say, with `bilm` when given (an archive's), else the options file's;
-    under `torchrun` as one process of the group (`elmo_plugin.embedding.bulk`)."""
+def embed(
+    args: argparse.Namespace, bilm: Optional[ElmoBiLm] = None, files: Optional[BilmFiles] = None
+) -> None:
+    """Embeds as `args` say, with `bilm` when given (an archive's), else that of `files` (as
+    `check_arguments` resolved them) or of the options file; under `torchrun` as one process of
+    the group (`elmo_plugin.embedding.bulk`)."""
     cuda_device, local_processes = _join_process_group(args.cuda_device)
     try:
         _use_usable_threads(cuda_device, local_processes, args.threads)
+        setting = execution_of(args)
         if bilm is None:
-            files = named_bilm(args)
-            bilm = load_bilm(files.options_file, files.weight_file)
-        bilm.set_compute_dtype(parse_compute_dtype(args.compute_dtype))
+            bilm = load_bilm(
+                files or named_bilm(args), None, compute_dtype=setting.dtype, execution=setting
+            )
+        bilm.set_execution(setting)
         embed_file(
             bilm,
             args.input_file,
@@ -211,8 +217,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args.archive = None
     try:
-        check_arguments(args, [])
-        embed(args)
+        embed(args, files=check_arguments(args, []))
     except ConfigurationError as error:
         parser.exit(2, f"elmo-embed: error: {error}\n")
 

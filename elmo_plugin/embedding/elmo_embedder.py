@@ -9,7 +9,7 @@ It builds on the ELMo core (`elmo_plugin.elmo`) and writes files through
 
 import logging
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import torch
@@ -17,7 +17,7 @@ import torch
 from elmo_plugin.elmo import ElmoBiLm, load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
-from elmo_plugin.elmo.formats.names import (
+from elmo_plugin.elmo.formats.naming.names import (
     SHIPPED_OPTIONS,
     require_weights,
     resolve_bilm,
@@ -90,7 +90,7 @@ class ElmoEmbedder:
     options_file : `str` or `os.PathLike`, optional (default = the shipped biLM's)
         bilm-tf `options.json`: a path, a URL, `elmo_plugin://pretrained/...`; or a whole biLM:
         the short name of one AllenNLP published (`"original"`, `"small"`, ...: the names of
-        `elmo_plugin.elmo.formats.published_models`), whose two files are then downloaded
+        `elmo_plugin.elmo.formats.naming.published_models`), whose two files are then downloaded
         once, or a folder holding `options.json` and `weights.hdf5` (an `elmo-export`), or a
         ZIP holding a biLM (as NLPL publishes them), read in place (docs/elmo.md).
     weight_file : `str` or `os.PathLike`, optional
@@ -101,7 +101,10 @@ class ElmoEmbedder:
     max_tokens : `int`, optional (default = `4096`)
         The token positions of one biLM run (see above).
     execution : `Execution` or its config, optional (default = `"auto"`)
-        How the biLM runs (`elmo_plugin.elmo.execution.settings`), e.g. `{"fused": true}`.
+        How the biLM runs (`elmo_plugin.elmo.execution.settings`), e.g. `{"fused": true}` or
+        `{"compute_dtype": "bfloat16"}`.
+    compute_dtype : `str`, optional (default = `"float32"`)
+        The same as `execution.compute_dtype`, as `Elmo` and `elmo-embed` take it too.
     state : `str`, optional (default = `"stateless"`)
         `"carried"`: each call of 0.9's API (`batch_to_embeddings`, `embed_batch`,
         `embed_sentence`, each batch of `embed_sentences` and `embed`) is one biLM run, as in
@@ -117,14 +120,14 @@ class ElmoEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
         state: str = STATELESS,
+        compute_dtype: Optional[str] = None,
     ) -> None:
         _check_positive("max_tokens", max_tokens)
         _check_cuda_device(cuda_device)
         carries_states(state)
+        setting = Execution.resolve(execution, compute_dtype)
         files = require_weights(resolve_bilm(options_file, weight_file))
-        bilm = load_bilm(
-            files.options_file, files.weight_file, execution=Execution.parse(execution)
-        )
+        bilm = load_bilm(files, None, compute_dtype=setting.dtype, execution=setting)
         self._hold(bilm, cuda_device, max_tokens, state)
 
     @classmethod

@@ -29,7 +29,7 @@ import h5py
 import numpy
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.embedding.text_files import text_lines
 
 logger = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ except ImportError:  # Windows
 import numpy
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete, require_space
 
 MAGIC = b"ELMOBAT1"
 JOB_FILE = "job.json"

@@ -74,6 +74,7 @@ def _run_step(
     encoded = bilm.character_encoder.encode_without_markers(rows)
     tokens, mask = encoded["token_embedding"], encoded["mask"]
     outputs, final = bilm.lstm(tokens, mask, _initial_state(carried))
+    bilm.log_run(tokens.device)
     hidden = bilm.lstm.hidden_size
     forward_length, backward_length = forward[1] - forward[0], backward[1] - backward[0]
     token_layer = tokens[_FORWARD, :forward_length].float().cpu().numpy()

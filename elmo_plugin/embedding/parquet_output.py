@@ -13,7 +13,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 import numpy
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete, require_space
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete, require_space
 from elmo_plugin.embedding.embeddings_file import Line
 
 LINE_COLUMN = "line"

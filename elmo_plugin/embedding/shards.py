@@ -19,8 +19,8 @@ import h5py
 import numpy
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
-from elmo_plugin.elmo.formats.file_sets import fingerprint
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.files.file_sets import fingerprint
 from elmo_plugin.embedding.parquet_output import read_parquet
 
 MANIFEST_FORMAT = "elmo-embed shards"

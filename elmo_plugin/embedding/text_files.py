@@ -13,7 +13,7 @@ import os
 from typing import Any, Iterator, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import fetch, no_such_path
+from elmo_plugin.elmo.formats.naming.package_files import fetch, no_such_path
 
 _BOM = "\ufeff"
 # No sentence, CoNLL row or JSON line of a task is near this long.

@@ -291,7 +291,7 @@ def test_a_disk_filling_up_stops_before_hdf5_writes_on_it(
     import collections
     import errno
 
-    from elmo_plugin.elmo.formats import atomic_files
+    from elmo_plugin.elmo.files import atomic_files
 
     usage = collections.namedtuple("usage", "total used free")
     text = tmp_path / "in.txt"

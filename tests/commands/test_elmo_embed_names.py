@@ -1,4 +1,4 @@
-"""`elmo-embed` names its biLM as every entry point does (`elmo_plugin.elmo.formats.names`):
+"""`elmo-embed` names its biLM as every entry point does (`elmo_plugin.elmo.formats.naming.names`):
 the shipped biLM by default, `--model` for a short name or a folder, or the two files."""
 
 import shutil
@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from elmo_plugin import ElmoEmbedder
-from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.errors import MissingFileError
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 

@@ -11,7 +11,8 @@ import torch
 
 import elmo_plugin.allennlp.commands  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats import exports, file_sets
+from elmo_plugin.elmo.files import file_sets
+from elmo_plugin.elmo.formats import exports
 from elmo_plugin.allennlp.lm import export as export_module
 from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.allennlp.lm.export import export_bilm

@@ -17,8 +17,8 @@ import elmo_plugin.allennlp.commands  # noqa: F401
 from elmo_plugin.allennlp.commands import elmo_export
 from elmo_plugin.elmo import load_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.names import files_read
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
+from elmo_plugin.elmo.formats.naming.names import files_read
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM
 from tests.lm.conftest import run_allennlp
 from tests.paths import FIXTURES
 

@@ -7,7 +7,7 @@ import pytest
 from allennlp.commands import main
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM, local_path
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM, local_path
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 

@@ -32,7 +32,6 @@ def compare_paths(
     packed.execution = dataclasses.replace(packed.execution, fused=False)
     fused = copy.deepcopy(packed)
     fused.execution = dataclasses.replace(fused.execution, fused=True)
-    fused.execution = dataclasses.replace(fused.execution, sorted_inference=True)
     lengths = torch.tensor([7, 3, 0, 5, 1], device=device)
     mask = torch.arange(7, device=device).unsqueeze(0) < lengths.unsqueeze(1)
     inputs = torch.randn(5, 7, 6, device=device)

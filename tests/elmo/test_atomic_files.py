@@ -12,7 +12,8 @@ import pytest
 from elmo_plugin.elmo import load_bilm, save_bilm
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats import bilm_tf as bilm_tf_format
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting, replaced_when_complete
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.allennlp.lm.softmax_file import read_softmax, softmax_files
 
 
@@ -119,7 +120,7 @@ def test_save_bilm_on_a_nearly_full_disk_stops_before_hdf5_writes(
 ):
     import collections
 
-    from elmo_plugin.elmo.formats import atomic_files
+    from elmo_plugin.elmo.files import atomic_files
 
     usage = collections.namedtuple("usage", "total used free")
     monkeypatch.setattr(atomic_files.shutil, "disk_usage", lambda path: usage(10**9, 0, 2**20))
@@ -177,7 +178,7 @@ def test_a_255_byte_output_name_is_written(tmp_path):
 
 
 def test_check_output_file_names_a_missing_or_unwritable_directory(tmp_path):
-    from elmo_plugin.elmo.formats.atomic_files import check_output_file
+    from elmo_plugin.elmo.files.atomic_files import check_output_file
 
     with pytest.raises(ConfigurationError, match=r"directory .*nowhere does not exist"):
         check_output_file(str(tmp_path / "nowhere" / "out.json"), "--output-file")

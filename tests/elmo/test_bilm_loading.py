@@ -10,9 +10,8 @@ from allennlp.data import Vocabulary
 from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ActivationCache, Elmo, ElmoBiLm, load_bilm
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.loading import OPTIONS_NAMESPACE, recorded_options
-from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
+from elmo_plugin.elmo.formats.options_record import OPTIONS_NAMESPACE, recorded_options
 
 SENTENCES = [["The", "cat", "sat", "."], ["Hello", "world"]]
 

@@ -1,4 +1,4 @@
-"""One way to name a biLM (`elmo_plugin.elmo.formats.names`), the same at every entry point:
+"""One way to name a biLM (`elmo_plugin.elmo.formats.naming.names`), the same at every entry point:
 a short name, `elmo_plugin://...`, a folder, the two files as `str` or `os.PathLike`."""
 
 import os
@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
 from elmo_plugin.elmo.formats.loading import load_bilm
-from elmo_plugin.elmo.formats.names import BilmFiles, require_weights, resolve_bilm
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM, local_path, package_path
-from elmo_plugin.elmo.formats.published_models import PUBLISHED_MODELS
+from elmo_plugin.elmo.formats.naming.names import BilmFiles, require_weights, resolve_bilm
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM, local_path, package_path
+from elmo_plugin.elmo.formats.naming.published_models import PUBLISHED_MODELS
 
 SHIPPED = BilmFiles(f"{SHIPPED_BILM}/options.json", f"{SHIPPED_BILM}/weights.hdf5")
 

@@ -90,7 +90,8 @@ def test_truncated_weight_file(elmo_options, elmo_weights, tmp_path):
 def test_a_truncated_download_names_the_cached_file_and_how_to_fetch_it_again(
     elmo_options, elmo_weights, tmp_path, monkeypatch
 ):
-    from elmo_plugin.elmo.formats import bilm_tf, package_files
+    from elmo_plugin.elmo.formats import bilm_tf
+    from elmo_plugin.elmo.formats.naming import package_files
 
     cached = tmp_path / "cache" / "0123abcd"
     cached.parent.mkdir()

@@ -23,7 +23,7 @@ import elmo_plugin.allennlp.modules  # noqa: F401
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM
 from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 from tests.paths import FIXTURES
 

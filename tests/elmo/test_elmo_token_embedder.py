@@ -20,7 +20,7 @@ from elmo_plugin.elmo import (
 )
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.compute_dtype import COMPUTE_DTYPES
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.formats.naming.bilm_formats import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.allennlp.modules import ElmoTokenEmbedder
 
 

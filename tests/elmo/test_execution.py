@@ -26,8 +26,10 @@ SETTINGS = [
     {"fused": True, "sorted_inference": False},
     {"deduplicates": False},
     {"fused": False},
-    # CUDA-only choices do nothing elsewhere, so one config serves a CPU and a GPU.
-    {"cuda_graphs": True},
+    # "auto" serves a CPU and a GPU with one config (CUDA graphs where the input is on CUDA),
+    # and tf32 is a permission with nothing to permit elsewhere.
+    {"cuda_graphs": "auto"},
+    {"fused": True, "cuda_graphs": "auto"},
     {"tf32": True},
 ]
 
@@ -37,7 +39,7 @@ SETTINGS = [
 )
 def test_each_setting_from_elmo_embedder_gives_the_defaults_numbers(setting, default_vectors):
     embedder = ElmoEmbedder(execution=setting)
-    assert embedder.elmo_bilm.execution == Execution(**setting)
+    assert embedder.elmo_bilm.execution == Execution.resolve(setting)
     assert embedder.elmo_bilm.character_encoder.deduplicates == setting.get("deduplicates", True)
     for expected, actual in zip(default_vectors, embedder.embed_batch(SENTENCES)):
         np_close = abs(expected - actual).max()
@@ -56,7 +58,7 @@ def test_the_setting_reaches_the_bilm_from_a_jsonnet_config():
     embedder = TokenEmbedder.from_params(params)
     assert isinstance(embedder, ElmoTokenEmbedder)
     bilm = embedder.elmo.bilm
-    assert bilm.execution == Execution(fused=True, deduplicates=False)
+    assert bilm.execution == Execution(fused=True, deduplicates=False, compute_dtype="float32")
     assert bilm.lstm.runs_fused(torch.zeros(1))
     assert not bilm.character_encoder.deduplicates
 
@@ -81,7 +83,9 @@ def test_choices_that_cannot_run_together_are_refused_with_every_reason():
     [
         ({"fast": True}, "execution has no key 'fast'; its keys are fused, cuda_graphs"),
         ({"tf32": "yes"}, "execution.tf32 must be true or false, got 'yes'"),
-        ({"cuda_graphs": None}, "execution.cuda_graphs must be true or false, got None"),
+        ({"deduplicates": None}, "execution.deduplicates must be true or false, got None"),
+        ({"cuda_graphs": "yes"}, "execution.cuda_graphs must be true or false or null/'auto'"),
+        ({"compute_dtype": "float16"}, "execution.compute_dtype must be one of"),
         ("quick", 'execution must be "auto" or an object'),
     ],
 )
@@ -123,6 +127,7 @@ def test_load_bilm_takes_an_execution_config_as_the_other_entry_points_do(
     from elmo_plugin.elmo import load_bilm
 
     assert load_bilm(elmo_options, elmo_weights, execution={"fused": True}).execution.fused
-    assert load_bilm(elmo_options, elmo_weights, execution="auto").execution == Execution()
+    auto = load_bilm(elmo_options, elmo_weights, execution="auto").execution
+    assert auto == Execution(compute_dtype="float32")
     with pytest.raises(ConfigurationError, match="execution has no key 'fast'"):
         load_bilm(elmo_options, elmo_weights, execution={"fast": True})

@@ -8,12 +8,14 @@ import dataclasses
 import os
 import subprocess
 import sys
+from typing import Optional
 
 import pytest
 import torch
 
-from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm
-from elmo_plugin.elmo.bilm.lstm.triton_gates import triton
+from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmPath
+from elmo_plugin.elmo.bilm.lstm.triton_gates import triton, uses_triton
+from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
 from tests.elmo.fused_lstm_check import compare_paths
 from tests.host_reads import host_reads_forbidden
@@ -73,13 +75,14 @@ def test_the_fused_path_reads_nothing_back_to_the_host():
 def test_inference_on_the_fused_path_computes_no_step_past_a_sequence_end():
     hidden, cell, layers = 4, 8, 2
     lstm = ElmoBiLstm(6, hidden, cell, layers, cell_clip=3.0, proj_clip=3.0)
-    lstm.execution = dataclasses.replace(lstm.execution, fused=True)
-    lstm.execution = dataclasses.replace(lstm.execution, sorted_inference=True)
     lengths = torch.tensor([2, 7, 0, 1])
     mask = torch.arange(7).unsqueeze(0) < lengths.unsqueeze(1)
     inputs = torch.randn(4, 7, 6)
 
     def flops(needs_gradients: bool) -> int:
+        # Sorted inference asked for, and left to the path where gradients flow (it would refuse).
+        sorts = None if needs_gradients else True
+        lstm.execution = dataclasses.replace(lstm.execution, fused=True, sorted_inference=sorts)
         with FlopCounterMode(display=False) as counter:
             lstm(inputs.clone().requires_grad_(needs_gradients), mask)
         return counter.get_total_flops()
@@ -135,15 +138,18 @@ def test_the_compiled_kernels_on_cuda(dtype):
         torch.backends.cuda.matmul.allow_tf32 = previous
 
 
-def _graph_comparison(device):
+def _graph_comparison(device, graphed_path: Optional[LstmPath] = None):
     """ElmoBiLstm with and without CUDA graphs: training steps of one shape (captured on the
     second, replayed after, and a second forward before its backward takes the eager path),
-    then inference batches of several lengths (rounded up to the graphs' bucket)."""
+    then inference batches of several lengths (rounded up to the graphs' bucket). With
+    `graphed_path`, the graphed LSTM runs that path whatever its setting says."""
     torch.manual_seed(0)
     eager = ElmoBiLstm(6, 4, 8, 2, cell_clip=3.0, proj_clip=3.0).to(device)
     eager.execution = dataclasses.replace(eager.execution, fused=True)
     graphed = copy.deepcopy(eager)
     graphed.execution = dataclasses.replace(graphed.execution, cuda_graphs=True)
+    if graphed_path is not None:
+        graphed.choose_path = lambda *_: graphed_path  # type: ignore[method-assign]
     lengths = torch.tensor([7, 3, 0, 5, 1], device=device)
     mask = torch.arange(7, device=device).unsqueeze(0) < lengths.unsqueeze(1)
     for step in range(4):
@@ -170,9 +176,20 @@ def _graph_comparison(device):
                 torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_cuda_graph_settings_change_nothing_on_the_cpu():
-    """No graphs on the CPU, but the inference lengths are bucketed the same way."""
-    _graph_comparison("cpu")
+def test_the_graphs_path_changes_nothing_on_the_cpu():
+    """No graphs are captured on the CPU, but the inference lengths are bucketed as on CUDA."""
+    _graph_comparison("cpu", LstmPath(fused=True, cuda_graphs=True))
+
+
+def test_cuda_graphs_demanded_on_the_cpu_are_refused_and_auto_runs_none():
+    lstm = ElmoBiLstm(6, 4, 8, 2)
+    mask = torch.ones(2, 3, dtype=torch.bool)
+    lstm.execution = dataclasses.replace(lstm.execution, fused=True, cuda_graphs=True)
+    with pytest.raises(ConfigurationError, match="cuda_graphs is true and the input is on cpu"):
+        lstm(torch.randn(2, 3, 6), mask)
+    lstm.execution = dataclasses.replace(lstm.execution, cuda_graphs=None)
+    lstm(torch.randn(2, 3, 6), mask)
+    assert lstm.last_path == LstmPath(fused=True, triton=uses_triton(torch.zeros(1)))
 
 
 @pytest.mark.gpu

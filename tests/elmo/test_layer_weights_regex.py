@@ -12,7 +12,8 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 
 from elmo_plugin.elmo import Elmo, ScalarMix
-from elmo_plugin.elmo.modules.elmo import BILM_PARAMETERS_REGEX, LAYER_WEIGHTS_REGEX
+from elmo_plugin.elmo.formats.weight_provenance import BILM_PARAMETERS_REGEX
+from elmo_plugin.elmo.modules.elmo import LAYER_WEIGHTS_REGEX
 
 ELMO_LIBSONNET = "training_configs/common/elmo.libsonnet"
 

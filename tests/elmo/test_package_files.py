@@ -9,7 +9,7 @@ from allennlp.modules.elmo import batch_to_ids
 
 from elmo_plugin.elmo import ActivationCache, Elmo
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import SHIPPED_BILM, package_path
+from elmo_plugin.elmo.formats.naming.package_files import SHIPPED_BILM, package_path
 
 SENTENCES = [["The", "cat", "sat", "."], ["Hello", "world"]]
 

@@ -18,11 +18,11 @@ from cached_path import resource_to_filename
 
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo import ElmoBiLm, read_options, save_bilm
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats import package_files
-from elmo_plugin.elmo.formats.package_files import MissingFileError, fetch, local_file
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
+from elmo_plugin.elmo.formats.naming import package_files
+from elmo_plugin.elmo.formats.naming.package_files import fetch, local_file
 from elmo_plugin.elmo.formats.efml.directory import PACKAGED_CONFIGS, read_architecture
-from elmo_plugin.elmo.formats.published_models import (
+from elmo_plugin.elmo.formats.naming.published_models import (
     BASE_URL,
     PUBLISHED_ARCHIVES,
     PUBLISHED_MODELS,

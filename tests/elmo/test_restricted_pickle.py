@@ -12,7 +12,7 @@ import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
-from elmo_plugin.elmo.formats.restricted_pickle import load_tensors
+from elmo_plugin.elmo.files.restricted_pickle import load_tensors
 from tests.paths import FIXTURES
 
 MODEL = FIXTURES / "efml" / "model"

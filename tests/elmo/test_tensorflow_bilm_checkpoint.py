@@ -12,9 +12,8 @@ import numpy
 import pytest
 
 from elmo_plugin import ElmoEmbedder
-from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.formats.loading import load_bilm
-from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 from tests.tensorflow_reference import (

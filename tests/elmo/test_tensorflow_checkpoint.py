@@ -7,8 +7,7 @@ import shutil
 import numpy
 import pytest
 
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint, data_file
 from elmo_plugin.elmo.formats.tensorflow.crc32c import crc32c, masked
 from tests.paths import FIXTURES

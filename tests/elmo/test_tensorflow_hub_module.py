@@ -14,7 +14,7 @@ from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.bilm_tf_options import read_options
 from elmo_plugin.elmo.formats.loading import load_bilm
-from elmo_plugin.elmo.formats.tensorflow import tar_archives
+from elmo_plugin.elmo.formats.naming import tar_archives
 from elmo_plugin.elmo.formats.tensorflow.hub_module import module_aggregation
 from tests.tensorflow_reference import (
     STORED,

@@ -9,8 +9,7 @@ import shutil
 import numpy
 import pytest
 
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
 from tests.paths import FIXTURES
 from tests.tensorflow_reference import (

@@ -12,9 +12,9 @@ import pytest
 
 from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats import zip_archives
+from elmo_plugin.elmo.files import zip_archives
 from elmo_plugin.elmo.formats.efml import load_efml_bilm
-from elmo_plugin.elmo.formats.names import resolve_bilm
+from elmo_plugin.elmo.formats.naming.names import resolve_bilm
 from tests.paths import FIXTURES
 
 EFML_MODEL = FIXTURES / "efml" / "model"

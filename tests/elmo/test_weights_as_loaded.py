@@ -9,7 +9,7 @@ from allennlp.nn.initializers import InitializerApplicator, OrthogonalInitialize
 
 from elmo_plugin.elmo import Elmo
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.modules.elmo import BILM_PARAMETERS_REGEX
+from elmo_plugin.elmo.formats.weight_provenance import BILM_PARAMETERS_REGEX
 
 # Character ids of two sentences of two and one words (bilm-tf's ids: 258 begins a word, 259
 # ends it, 260 pads; each id is its byte + 1).

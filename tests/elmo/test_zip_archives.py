@@ -1,5 +1,5 @@
 """
-NLPL's ELMo archives read in place (`elmo_plugin.elmo.formats.zip_archives`): a ZIP holding a
+NLPL's ELMo archives read in place (`elmo_plugin.elmo.files.zip_archives`): a ZIP holding a
 bilm-tf biLM (`options.json`, `model.hdf5`, `vocab.txt`, `meta.json`, as NLPL publishes them)
 or an ELMoForManyLangs model, at its top or in a sub-folder, is a biLM name at every entry
 point, with the vectors of the unpacked folder, and nothing is unpacked. The ZIPs are built
@@ -22,7 +22,7 @@ from elmo_plugin import ElmoEmbedder
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import EfmlBiLm
 from elmo_plugin.elmo.formats.loading import load_bilm
-from elmo_plugin.elmo.formats.names import resolve_bilm
+from elmo_plugin.elmo.formats.naming.names import resolve_bilm
 from elmo_plugin.embedding import cli
 from tests.paths import FIXTURES
 

@@ -1,4 +1,5 @@
 import dataclasses
+import logging
 import math
 from typing import Dict, List
 
@@ -323,3 +324,16 @@ def test_the_paper_optimizer_gives_the_sparse_softmax_gradient_a_group_of_its_ow
     assert sorted(groups[0]) == [[False] * (len(updated[0]) - 1), [True]]
     for grouped, single in zip(*updated):
         torch.testing.assert_close(grouped, single, rtol=0, atol=0)
+
+
+def test_the_packed_lanes_log_the_path_that_ran_once(tiny_bilm, caplog):
+    """The lanes run the encoder and the LSTM apart from the biLM's forward pass: still one
+    line for the path, at the first batch."""
+    caplog.set_level(logging.INFO, logger="elmo_plugin.elmo.bilm.model")
+    model = _model(tiny_bilm)
+    reader = BilmCorpusReader(mode="packed", num_lanes=2, window_length=4)
+    instances = list(reader.read(SENTENCES))[:4]
+    for batch in (instances[:2], instances[2:]):
+        model(**tensorize(batch, model.vocab, reader))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("biLM ran")]
+    assert len(lines) == 1 and "LSTM packed (recurrence threads: torch's count)" in lines[0]

@@ -13,6 +13,7 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
 import elmo_plugin.allennlp.lm  # noqa: F401
+from elmo_plugin.elmo.execution.settings import Conditions, Execution
 from tests.published_sizes import published_options
 from elmo_plugin.allennlp.lm.models import BilmLanguageModel
 from tests.lm.conftest import TINY_BILM, allennlp_train, one_file_corpus, run_allennlp
@@ -175,3 +176,17 @@ def test_the_configs_parse_and_the_paper_configs_have_the_papers_sizes():
         multigpu["distributed"]["cuda_devices"] == [0, 1, 2]
         and "cuda_device" not in multigpu["trainer"]
     )
+
+
+def test_every_bilm_config_runs_on_the_cpu_and_the_paper_configs_replay_graphs_on_cuda():
+    """A config's `true` is a demand (refused where it cannot run); the paper's CUDA graphs are
+    `"auto"`: on CUDA, as measured, and none on the CPU, where training must still run."""
+    for name in sorted(os.listdir("training_configs/bilm")):
+        if not name.endswith(".jsonnet"):
+            continue
+        model = Params.from_file(os.path.join("training_configs/bilm", name)).as_dict()["model"]
+        execution = Execution.resolve(model.get("execution"), model.get("compute_dtype"))
+        cpu = Conditions(torch.device("cpu"), True, False, True)
+        assert execution.refusals(cpu, execution.dtype) == [], name
+        if name.startswith("bilm_elmo_original"):
+            assert execution.uses_cuda_graphs(torch.device("cuda")), name

@@ -81,7 +81,7 @@ def test_a_full_disk_names_the_checkpoint_and_its_directory(tmp_path, monkeypatc
     import collections
     import errno
 
-    from elmo_plugin.elmo.formats import atomic_files
+    from elmo_plugin.elmo.files import atomic_files
 
     def torch_on_a_full_disk(value, destination, *args, **kwargs):
         raise RuntimeError(

@@ -69,12 +69,13 @@ local training = import "../common/optimizer.libsonnet";
   },
   // The paper's model options: Adagrad updates only the softmax rows a step touches, exactly
   // the dense update without a dense gradient of the whole softmax; on CUDA the LSTM's step
-  // loops replay as CUDA graphs (docs/performance.md, "The GPU's path, measured").
+  // loops replay as CUDA graphs ("auto": where the input is on CUDA, none on the CPU;
+  // docs/performance.md, "The GPU's path, measured").
   paper_model:: {
     num_samples: 8192,
     dropout: 0.1,
     sparse_softmax_gradient: true,
-    execution: { cuda_graphs: true },
+    execution: { cuda_graphs: "auto" },
   },
   // Adagrad 0.2, accumulators starting at 1. The softmax weight (the one sparse gradient) has a
   // parameter group of its own: torch's Adagrad steps a group with a sparse gradient one

@@ -71,7 +71,7 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // The `elmo` TokenEmbedder. `cache: true` remembers the frozen biLM's activations per
   // sentence, so epochs after the first run at close to baseline speed, when `cache_mb` holds
   // the training text's activations. `compute_dtype` null leaves the embedder's default
-  // (float32).
+  // (float32); it is the key of the embedder's `execution` setting of that name.
   embedder(num_output_representations=1, requires_grad=false, dropout=0.5,
            do_layer_norm=false, cache=true, scalar_mix_parameters=null,
            compute_dtype=null, cache_mb=4096):: self.common_settings + {
@@ -103,9 +103,10 @@ local shipped = "elmo_plugin://pretrained/elmo_wikipedia_512x128";
   // mix): elmo_plugin.elmo.modules.elmo.LAYER_WEIGHTS_REGEX, which a test checks this equals.
   layer_weights_regex:: ".*scalar_mixes.*scalar_parameters",
 
-  // The parameter names of the pretrained biLM in any model: elmo_plugin.elmo.formats.loading.
-  // BILM_PARAMETERS_REGEX (a test checks). A model initializer whose regexes could match them
-  // must list it in `prevent_regexes`, or it re-initialises the biLM:
+  // The parameter names of the pretrained biLM in any model:
+  // elmo_plugin.elmo.formats.weight_provenance.BILM_PARAMETERS_REGEX (a test checks). A model
+  // initializer whose regexes could match them must list it in `prevent_regexes`, or it
+  // re-initialises the biLM:
   //   initializer: { regexes: [...], prevent_regexes: [elmo.bilm_parameters_regex] }
   bilm_parameters_regex:: "(^|\\.)_bilm\\.",
 

@@ -42,5 +42,6 @@ class ElmoEmbed(Subcommand):
 
 
 def _embed_from_args(args: argparse.Namespace) -> None:
-    cli.check_arguments(args, files_read(args.archive) if args.archive else [])
-    cli.embed(args, bilm_from_archive(args.archive, args.cuda_device) if args.archive else None)
+    files = cli.check_arguments(args, files_read(args.archive) if args.archive else [])
+    bilm = bilm_from_archive(args.archive, args.cuda_device) if args.archive else None
+    cli.embed(args, bilm, files)

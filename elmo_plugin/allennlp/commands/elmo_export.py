@@ -22,20 +22,19 @@ from elmo_plugin.allennlp.archives import files_read as archive_files
 from elmo_plugin.allennlp.commands.subparsers import add_command_parser
 from elmo_plugin.elmo.execution.devices import check_cuda_device
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import (
+from elmo_plugin.elmo.files.atomic_files import (
     check_output_directory,
     check_output_file,
-    refuse_overwriting,
 )
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.formats.naming.bilm_formats import EFML, OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.efml import DESCRIPTION as EFML_DESCRIPTION
 from elmo_plugin.elmo.formats.efml import is_efml_directory
 from elmo_plugin.elmo.formats.exports import save_bilm
-from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
+from elmo_plugin.elmo.files.file_sets import MANIFEST_NAME
 from elmo_plugin.elmo.formats.loading import load_bilm
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
-from elmo_plugin.elmo.formats.names import (
-    EFML,
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.names import (
     BilmFiles,
     files_read,
     require_weights,
@@ -184,7 +183,7 @@ def export_bilm_files(source: str, output_dir: str, weight_file: Optional[str]) 
         )
     names = [OPTIONS_NAME, WEIGHTS_NAME]
     check_export_output(output_dir, names + [MANIFEST_NAME], files_read(files, SOURCE))
-    save_bilm(load_bilm(files.options_file, files.weight_file), output_dir)
+    save_bilm(load_bilm(files, None), output_dir)
     return [os.path.join(output_dir, name) for name in names]
 
 
@@ -203,7 +202,7 @@ def export_onnx_model(
 
     source : `str`
         A trained `bilm` model's archive or serialization directory, or a biLM named as every
-        entry point names one (`elmo_plugin.elmo.formats.names`: a short name,
+        entry point names one (`elmo_plugin.elmo.formats.naming.names`: a short name,
         `elmo_plugin://...`, a folder or a ZIP of bilm-tf files or of an ELMoForManyLangs
         model, or a bilm-tf `options.json` with `weight_file`).
     output_dir : `str`
@@ -233,7 +232,7 @@ def export_onnx_model(
     else:
         files = export_source(source, weight_file)
         check_export_output(output_dir, [ONNX_FILE_NAME], files_read(files, SOURCE))
-        bilm = load_bilm(files.options_file, files.weight_file)
+        bilm = load_bilm(files, None)
     os.makedirs(output_dir, exist_ok=True)
     return export_onnx(
         bilm, os.path.join(output_dir, ONNX_FILE_NAME), mix, keep_sentence_boundaries

@@ -11,13 +11,12 @@ from allennlp.commands.subcommand import Subcommand
 from overrides import overrides
 
 from elmo_plugin.elmo.execution.devices import check_cuda_device
-from elmo_plugin.elmo.formats.atomic_files import (
+from elmo_plugin.elmo.files.atomic_files import (
     check_output_file,
-    refuse_overwriting,
     replaced_when_complete,
 )
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import local_path
+from elmo_plugin.elmo.formats.naming.package_files import local_path, refuse_overwriting
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint
 from elmo_plugin.elmo.formats.tensorflow.language_model import (
     CheckpointLanguageModel,

@@ -21,7 +21,7 @@ from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 from allennlp.common.file_utils import cached_path
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import SCHEME, package_path
+from elmo_plugin.elmo.formats.naming.package_files import SCHEME, package_path
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from typing import List, Optional
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN, DEFAULT_PADDING_TOKEN, Vocabulary
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import local_file
+from elmo_plugin.elmo.formats.naming.package_files import local_file
 from elmo_plugin.allennlp.lm.corpus import (
     BILM_TF_UNKNOWN,
     LONG_SENTENCES,

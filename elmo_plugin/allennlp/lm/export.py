@@ -13,10 +13,11 @@ from allennlp.models import Model
 
 from elmo_plugin.allennlp.archives import load_checked_archive
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import check_output_directory, refuse_overwriting
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.files.atomic_files import check_output_directory
+from elmo_plugin.elmo.formats.naming.package_files import refuse_overwriting
+from elmo_plugin.elmo.formats.naming.bilm_formats import OPTIONS_NAME, WEIGHTS_NAME
 from elmo_plugin.elmo.formats.exports import save_bilm
-from elmo_plugin.elmo.formats.file_sets import MANIFEST_NAME
+from elmo_plugin.elmo.files.file_sets import MANIFEST_NAME
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint, load_checkpoint_bilm
 from elmo_plugin.elmo.formats.tensorflow.language_model import CheckpointLanguageModel
 from elmo_plugin.allennlp.lm.corpus import TARGET_NAMESPACE

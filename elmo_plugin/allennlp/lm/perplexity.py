@@ -13,9 +13,9 @@ from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.training.util import evaluate
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.elmo.formats.file_sets import read_together
-from elmo_plugin.elmo.formats.zip_archives import split_member
+from elmo_plugin.elmo.formats.naming.bilm_formats import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.files.file_sets import read_together
+from elmo_plugin.elmo.files.zip_archives import split_member
 from elmo_plugin.allennlp.lm.corpus_vocabulary import CorpusVocabulary
 from elmo_plugin.allennlp.lm.dataset_readers import BilmCorpusReader
 from elmo_plugin.allennlp.lm.metrics.token_perplexity import PERPLEXITY_NAMES

@@ -14,8 +14,8 @@ import numpy
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import require_space
-from elmo_plugin.elmo.formats.package_files import local_file
+from elmo_plugin.elmo.files.atomic_files import require_space
+from elmo_plugin.elmo.formats.naming.package_files import local_file
 from elmo_plugin.allennlp.lm.corpus import BILM_TF_UNKNOWN
 
 SOFTMAX_NAME = "softmax.hdf5"

@@ -4,7 +4,7 @@ import torch
 from allennlp.training.checkpointer import Checkpointer
 from overrides import overrides
 
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
 
 
 @Checkpointer.register("atomic")

@@ -1,6 +1,8 @@
 import contextlib
+import dataclasses
 import hashlib
 import json
+import logging
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import torch
@@ -9,8 +11,12 @@ from elmo_plugin.elmo.bilm.characters.encoder import ElmoCharacterEncoder
 from elmo_plugin.elmo.bilm.characters.ids import batch_to_ids
 from elmo_plugin.elmo.bilm.layer_names import bilm_layer_names
 from elmo_plugin.elmo.bilm.lstm.module import ElmoBiLstm, LstmState
-from elmo_plugin.elmo.execution.compute_dtype import compute_dtype_name
+from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.execution import devices
+from elmo_plugin.elmo.execution.compute_dtype import compute_dtype_name, cpu_has_native_bfloat16
 from elmo_plugin.elmo.execution.settings import Execution
+
+logger = logging.getLogger(__name__)
 
 
 class ElmoBiLm(torch.nn.Module):
@@ -26,6 +32,10 @@ class ElmoBiLm(torch.nn.Module):
 
     Build it from a bilm-tf model with `elmo_plugin.elmo.formats.loading.load_bilm`.
 
+    What ran is logged (INFO) at its first forward pass and again whenever it changes (from
+    training to inference, another device or setting): the LSTM path, the compute dtype, the
+    threads and the caches (`run_described`), so that what `"auto"` chose is on record.
+
     # Parameters
 
     character_encoder : `ElmoCharacterEncoder`
@@ -33,6 +43,11 @@ class ElmoBiLm(torch.nn.Module):
         Built with the character encoder's `compute_dtype`.
     stateful : `bool`, optional (default = `False`)
     """
+
+    # Set by whatever serves this biLM's activations from a cache (`CachedBiLm`), for the log.
+    # Class attributes, as the next one: a biLM pickled whole before they existed still runs.
+    activation_cache_described = "none"
+    _logged_run: Optional[str] = None
 
     def __init__(
         self, character_encoder: ElmoCharacterEncoder, lstm: ElmoBiLstm, stateful: bool = False
@@ -93,13 +108,17 @@ class ElmoBiLm(torch.nn.Module):
 
     @property
     def execution(self) -> Execution:
-        """How the biLM runs (`elmo_plugin.elmo.execution.settings`)."""
-        return self.lstm.execution
+        """How the biLM runs (`elmo_plugin.elmo.execution.settings`), its compute dtype too."""
+        name = compute_dtype_name(self.compute_dtype)
+        return dataclasses.replace(self.lstm.execution, compute_dtype=name)
 
     def set_execution(self, execution: Execution) -> None:
-        """How the biLM runs from now on: the LSTM's path and the encoder's deduplication."""
+        """How the biLM runs from now on: the LSTM's path, the encoder's deduplication and,
+        where `execution` gives one, the compute dtype (`set_compute_dtype`)."""
         self.lstm.execution = execution
         self.character_encoder.deduplicates = execution.deduplicates
+        if execution.compute_dtype is not None and execution.dtype != self.compute_dtype:
+            self.set_compute_dtype(execution.dtype)
 
     def forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
         """
@@ -122,11 +141,45 @@ class ElmoBiLm(torch.nn.Module):
         lstm_outputs, final_state = self.lstm(
             token_embedding, mask, self._initial_state(mask.size(0))
         )
+        self.log_run(character_ids.device)
         if self.stateful:
             self._remember(final_state, mask)
         token_layer = torch.cat([token_embedding, token_embedding], dim=-1)
         activations = self.execution.tf32_backward([token_layer] + lstm_outputs)
         return {"activations": activations, "mask": mask}
+
+    def log_run(self, device: torch.device) -> None:
+        """Logs `run_described` where it differs from the last line logged: called after each
+        forward pass, and by code that runs the encoder and the LSTM apart (the `bilm` model's
+        lanes, a long sentence's windows)."""
+        described = self.run_described(device)
+        if described != self._logged_run:
+            logger.info("biLM ran: %s", described)
+            self._logged_run = described
+
+    def run_described(self, device: torch.device) -> str:
+        """What the latest forward pass on `device` ran: the LSTM path, the compute dtype, the
+        threads and the caches."""
+        path = self.lstm.last_path
+        dtype = compute_dtype_name(self.compute_dtype)
+        if self.compute_dtype == torch.bfloat16:
+            emulated = devices.emulates_bfloat16(device, cpu_has_native_bfloat16())
+            dtype += " (emulated: weights rounded, products float32)" if emulated else " (native)"
+        return (
+            f"LSTM {'none' if path is None else path.described()} on {device}; compute dtype "
+            f"{dtype}; torch threads {torch.get_num_threads()}; character CNN "
+            f"{self._encoder_described()}; activation cache {self.activation_cache_described}"
+        )
+
+    def _encoder_described(self) -> str:
+        encoder = self.character_encoder
+        if not encoder.deduplicates:
+            return "every position (deduplicates false: no token cache)"
+        if encoder.cache_size <= 0:
+            return "distinct tokens, token cache off (cache size 0)"
+        if not encoder.uses_cache():
+            return "distinct tokens, token cache off while gradients reach the encoder"
+        return f"distinct tokens, token cache on ({encoder.cache_size} types)"
 
     def _initial_state(self, batch_size: int) -> Optional[LstmState]:
         if not self.stateful or self._states is None:
@@ -218,8 +271,16 @@ class ElmoBiLm(torch.nn.Module):
     ) -> "ElmoBiLm":
         """A randomly initialised biLM of the size that bilm-tf `options` describe, with
         `dropout` on each LSTM layer's input in training (bilm-tf's, for pretraining), its
-        products in `compute_dtype` (see `elmo_plugin.elmo.execution.compute_dtype`), run as
-        `execution` says."""
+        products in `compute_dtype` (see `elmo_plugin.elmo.execution.compute_dtype`) or in
+        `execution`'s where it gives one, run as `execution` says."""
+        if execution.compute_dtype is not None:
+            if compute_dtype not in (torch.float32, execution.dtype):
+                raise ConfigurationError(
+                    f"compute_dtype {compute_dtype_name(compute_dtype)!r} and "
+                    f"execution's compute_dtype {execution.compute_dtype!r} disagree: give the "
+                    "compute dtype once"
+                )
+            compute_dtype = execution.dtype
         cnn, lstm = options["char_cnn"], options["lstm"]
         encoder = ElmoCharacterEncoder(
             char_embedding_dim=cnn["embedding"]["dim"],

@@ -1,10 +1,11 @@
 """
-The `compute_dtype` option of every entry point (the `Elmo` module, the `elmo` embedder,
-`allennlp elmo-embed`, the `bilm` model): its names, their parsing, and the reduced-precision
-copies of the weights it runs with. The entry points take a name and parse it once
-(`parse_compute_dtype`); inside the core it is a `torch.dtype`, given to each module that
-computes with it at construction (`ElmoBiLm.from_options`, `load_bilm`), and changed after
-construction only through `ElmoBiLm.set_compute_dtype`.
+The compute dtype of the execution setting (`Execution.compute_dtype`, and the older top-level
+`compute_dtype` of every entry point beside it: `Elmo`, the `elmo` embedder, the `bilm` model,
+`ElmoEmbedder`, `elmo-embed`): its names, their parsing, and the reduced-precision copies of the
+weights it runs with. The entry points take a name and parse it once (`Execution.resolve`);
+inside the core it is a `torch.dtype`, given to each module that computes with it at
+construction (`ElmoBiLm.from_options`, `load_bilm`), and changed after construction only
+through `ElmoBiLm.set_compute_dtype` (which `ElmoBiLm.set_execution` calls).
 
 "float32" (the default) is exact: nothing is cast. "bfloat16" runs the matrix products and the
 convolutions in bfloat16 (float32 accumulation inside the kernels, faster than float32 on CPUs
@@ -32,17 +33,17 @@ from elmo_plugin.elmo.execution import devices
 
 logger = logging.getLogger(__name__)
 
-COMPUTE_DTYPES: Dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+FLOAT32 = "float32"
+COMPUTE_DTYPES: Dict[str, torch.dtype] = {FLOAT32: torch.float32, "bfloat16": torch.bfloat16}
 
 _warned_about_emulated_bfloat16 = False
 
 
-def parse_compute_dtype(name: str) -> torch.dtype:
-    """The `torch.dtype` of a `compute_dtype` name, or a `ConfigurationError` naming the choices."""
+def parse_compute_dtype(name: str, named: str = "compute_dtype") -> torch.dtype:
+    """The `torch.dtype` of a `compute_dtype` name, or a `ConfigurationError` naming the choices
+    and where the name was given (`named`)."""
     if name not in COMPUTE_DTYPES:
-        raise ConfigurationError(
-            f"compute_dtype must be one of {sorted(COMPUTE_DTYPES)}, got {name!r}"
-        )
+        raise ConfigurationError(f"{named} must be one of {sorted(COMPUTE_DTYPES)}, got {name!r}")
     return COMPUTE_DTYPES[name]
 
 

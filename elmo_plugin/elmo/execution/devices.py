@@ -15,8 +15,9 @@ off one page. The figures behind each choice are in docs/performance.md.
   its backward scatters with atomics, and `unique(dim=0)` merge-sorts rows lexicographically;
   `max(dim)` and one int64 key a row (radix-sorted) are the fast forms there, while the CPU's
   own operators are fast on the CPU.
-- Reduced precision (`emulates_bfloat16`): on a CPU without native bfloat16 arithmetic the
-  weights are rounded but multiplied in float32.
+- Reduced precision (`emulates_bfloat16`, `runs_bfloat16`): on a CPU without native bfloat16
+  arithmetic the weights are rounded but multiplied in float32; a CUDA GPU before compute
+  capability 8.0 has no bfloat16 products at all.
 - Host-to-device copies (`copies_asynchronously`): to CUDA from pinned memory, without waiting.
 - A device the user names (`check_cuda_device`): one this machine lacks (`--cuda-device 0`,
   `trainer.cuda_device`) is a `ConfigurationError` naming the flag or key, what torch sees and
@@ -54,8 +55,8 @@ def runs_triton(tensor: torch.Tensor, triton_installed: bool) -> bool:
     return triton_installed and (on_cuda(tensor) or TRITON_INTERPRETED)
 
 
-def captures_cuda_graphs(tensor: torch.Tensor) -> bool:
-    return on_cuda(tensor)
+def captures_cuda_graphs(located: Located) -> bool:
+    return on_cuda(located)
 
 
 def pools_by_max_over_dim(features: torch.Tensor) -> bool:
@@ -68,6 +69,12 @@ def keys_distinct_rows(rows: torch.Tensor) -> bool:
 
 def emulates_bfloat16(device: torch.device, cpu_has_native_bfloat16: bool) -> bool:
     return device.type == "cpu" and not cpu_has_native_bfloat16
+
+
+def runs_bfloat16(device: torch.device) -> bool:
+    """Whether `device` runs bfloat16 products: any CPU (natively or emulated), a CUDA GPU from
+    compute capability 8.0 (Ampere) on."""
+    return not on_cuda(device) or torch.cuda.get_device_capability(device) >= (8, 0)
 
 
 def copies_asynchronously(device: torch.device) -> bool:

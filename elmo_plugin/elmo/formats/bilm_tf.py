@@ -14,11 +14,8 @@ import torch
 from elmo_plugin.elmo.bilm.characters.encoder import weight_and_bias
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import CACHE_DIRECTORY
-from elmo_plugin.elmo.formats.zip_archives import local_source
-
-OPTIONS_NAME = "options.json"
-WEIGHTS_NAME = "weights.hdf5"
+from elmo_plugin.elmo.formats.naming.package_files import CACHE_DIRECTORY
+from elmo_plugin.elmo.formats.naming.package_files import local_source
 
 
 def _tensor_pairs(bilm: ElmoBiLm) -> Iterator[Tuple[str, torch.Tensor, str]]:

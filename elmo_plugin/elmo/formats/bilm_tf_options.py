@@ -11,9 +11,9 @@ from typing import Any, Callable, Dict, Optional
 
 from elmo_plugin.elmo.bilm.characters.encoder import ACTIVATIONS
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import SCHEME
-from elmo_plugin.elmo.formats.published_models import PREFIX, check_published_options
-from elmo_plugin.elmo.formats.zip_archives import local_source
+from elmo_plugin.elmo.formats.naming.package_files import SCHEME
+from elmo_plugin.elmo.formats.naming.published_models import PREFIX, check_published_options
+from elmo_plugin.elmo.formats.naming.package_files import local_source
 
 logger = logging.getLogger(__name__)
 

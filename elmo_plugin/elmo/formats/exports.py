@@ -10,9 +10,10 @@ from typing import Any, Callable, Dict, Optional
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import require_space
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME, write_weights
-from elmo_plugin.elmo.formats.file_sets import replaced_together
+from elmo_plugin.elmo.files.atomic_files import require_space
+from elmo_plugin.elmo.formats.bilm_tf import write_weights
+from elmo_plugin.elmo.formats.naming.bilm_formats import OPTIONS_NAME, WEIGHTS_NAME
+from elmo_plugin.elmo.files.file_sets import replaced_together
 
 
 def save_bilm(

@@ -47,6 +47,7 @@ class ActivationCache:
         self.max_memory_bytes = int(max_memory_mb * 2**20)
         self.max_disk_bytes = int(max_disk_mb * 2**20)
         self.dtype = _DTYPES[dtype]
+        self._dtype_name = dtype
         self._memory: "OrderedDict[bytes, torch.Tensor]" = OrderedDict()
         self._memory_bytes = 0
         self._disk: Optional[sqlite3.Connection] = None
@@ -100,6 +101,14 @@ class ActivationCache:
                 "cache afresh"
             ) from error
         self._disk = disk
+
+    def described(self) -> str:
+        """Its sizes and where it keeps entries, for the biLM's log."""
+        memory = f"{self.max_memory_bytes / 2**20:g} MB in memory"
+        if not self._disk_path:
+            return f"{memory}, {self._dtype_name}"
+        disk = f"{self.max_disk_bytes / 2**20:g} MB on disk at {self._disk_path}"
+        return f"{memory} and {disk}, {self._dtype_name}"
 
     def __len__(self) -> int:
         return len(self._memory)

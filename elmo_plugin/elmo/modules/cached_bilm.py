@@ -34,6 +34,7 @@ class CachedBiLm:
             )
         self.bilm = bilm
         self._cache = cache
+        bilm.activation_cache_described = cache.described()
         self._digest: Optional[bytes] = None
         bilm._register_load_state_dict_pre_hook(self._forget_digest)
 

@@ -4,27 +4,15 @@ import torch
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
-from elmo_plugin.elmo.formats.loading import (
-    BILM_PARAMETERS_REGEX,
-    OPTIONS_NAMESPACE,
-    OptionsRecord,
-    load_bilm,
-)
+from elmo_plugin.elmo.formats.loading import load_bilm
+from elmo_plugin.elmo.formats.options_record import OptionsRecord
 from elmo_plugin.elmo.modules.activation_cache import ActivationCache
 from elmo_plugin.elmo.modules.bilm_inputs import EFML_TABLES, bilm_ids, check_tables
 from elmo_plugin.elmo.modules.cached_bilm import CachedBiLm
 from elmo_plugin.elmo.modules.scalar_mix import ScalarMix
 
-# BILM_PARAMETERS_REGEX and OPTIONS_NAMESPACE moved to the loader; code still imports them here.
-__all__ = [
-    "BILM_PARAMETERS_REGEX",
-    "ELMO_INDEXER_KEY",
-    "Elmo",
-    "LAYER_WEIGHTS_REGEX",
-    "OPTIONS_NAMESPACE",
-]
+__all__ = ["ELMO_INDEXER_KEY", "Elmo", "LAYER_WEIGHTS_REGEX"]
 
 # The text field key of the `elmo_characters` indexer (the readers and configs name it so):
 # models that read the character ids themselves find them under it.
@@ -53,14 +41,14 @@ class Elmo(torch.nn.Module):
         bilm-tf `options.json`: a path, a URL, or `elmo_plugin://pretrained/...` for the shipped
         biLM (from any working directory); or a whole biLM, whose weights come with it (leave
         out `weight_file`): a published biLM's short name, e.g. `"original"`, a folder
-        holding one or a ZIP of one, read in place (`elmo_plugin.elmo.formats.names`).
+        holding one or a ZIP of one, read in place (`elmo_plugin.elmo.formats.naming.names`).
     weight_file : `str`, optional
         bilm-tf `weights.hdf5`; random weights when not given (for tests and pretraining).
         When the file is missing, the weights must come from a loaded state dict (a trained
         model archive, which holds them), else the first forward pass raises. So does a biLM
         whose weights changed between loading them and the first forward pass, which is what
         a model initializer with a regex matching the biLM's parameters does (AllenNLP runs it
-        after the modules are built): see `BILM_PARAMETERS_REGEX`.
+        after the modules are built): see `formats.weight_provenance.BILM_PARAMETERS_REGEX`.
     known_options : `Dict[str, Dict[str, Any]]`, optional
         The contents of bilm-tf `options.json` files by name: when `options_file` is one of
         these names, its contents come from here and no file is read. A trained model archive
@@ -93,14 +81,15 @@ class Elmo(torch.nn.Module):
         Remember the frozen biLM's activations per sentence (needs `requires_grad: false` and
         `stateful: false`); a cache or its config block (`ActivationCache`'s arguments).
     compute_dtype : `str`, optional (default = `"float32"`)
+        The same as `execution.compute_dtype` (either way, or both if they agree):
         `"float32"` is exact; `"bfloat16"` runs the biLM's matrix products and convolutions in
         bfloat16 on weights cast once per batch (kept while frozen), with float32 gate math,
         states, outputs and trainable weights: layers within ~1e-2 relative of float32 (see
         `elmo_plugin.elmo.execution.compute_dtype`).
     execution : `Execution` or its config, optional (default = `"auto"`)
-        How the biLM runs: its LSTM path, CUDA graphs, sorted inference, the character CNN's
-        deduplication and TF32 (`elmo_plugin.elmo.execution.settings`); `"auto"` chooses by
-        device.
+        How the biLM runs: its compute dtype, LSTM path, CUDA graphs, sorted inference, the
+        character CNN's deduplication and TF32 (`elmo_plugin.elmo.execution.settings`);
+        `"auto"` chooses by device.
     """
 
     def __init__(
@@ -117,7 +106,7 @@ class Elmo(torch.nn.Module):
         char_cnn_cache_size: int = 50000,
         activation_cache: Optional[Union[ActivationCache, Dict[str, Any]]] = None,
         known_options: Optional[Dict[str, Dict[str, Any]]] = None,
-        compute_dtype: str = "float32",
+        compute_dtype: Optional[str] = None,
         vocab: Optional[OptionsRecord] = None,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
     ) -> None:
@@ -128,16 +117,17 @@ class Elmo(torch.nn.Module):
             )
         if options_file is None:
             raise ConfigurationError("Elmo needs an options_file")
+        setting = Execution.resolve(execution, compute_dtype)
         bilm = load_bilm(
             options_file,
             weight_file,
             stateful,
             char_cnn_cache_size,
-            compute_dtype=parse_compute_dtype(compute_dtype),
+            compute_dtype=setting.dtype,
             known_options=known_options,
             vocab=vocab,
             in_model=True,
-            execution=Execution.parse(execution),
+            execution=setting,
         )
         bilm.requires_grad_(requires_grad)
         self._bilm = bilm

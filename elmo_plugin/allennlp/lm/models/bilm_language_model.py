@@ -12,10 +12,9 @@ from overrides import overrides
 from elmo_plugin.elmo import ELMO_INDEXER_KEY, ElmoBiLm, load_bilm
 from elmo_plugin.elmo.bilm.lstm.module import LstmState
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.execution.compute_dtype import parse_compute_dtype
 from elmo_plugin.elmo.execution.settings import AUTO, Execution
 from elmo_plugin.elmo.formats.bilm_tf_options import check_options
-from elmo_plugin.elmo.formats.file_sets import read_together
+from elmo_plugin.elmo.files.file_sets import read_together
 from elmo_plugin.allennlp.lm.corpus import (
     SENTENCE_END,
     SENTENCE_START,
@@ -85,6 +84,7 @@ class BilmLanguageModel(Model):
         `{"tf32": true}` trains in float32 with TF32 products on CUDA (Ampere and later), for
         the model's forward and backward passes only (docs/performance.md has both figures).
     compute_dtype : `str`, optional (default = `"float32"`)
+        The same as `execution.compute_dtype` (either way, or both if they agree).
         `"bfloat16"` runs the biLM's matrix products and convolutions in bfloat16 (weights cast
         once per batch, the parameters and the optimizer's master weights staying float32,
         the LSTM's gate math and states float32), and the sampled softmax's products too (its
@@ -103,13 +103,14 @@ class BilmLanguageModel(Model):
         num_samples: Optional[int] = 8192,
         dropout: float = 0.1,
         initializer: Optional[InitializerApplicator] = None,
-        compute_dtype: str = "float32",
+        compute_dtype: Optional[str] = None,
         sparse_softmax_gradient: bool = False,
         execution: Union[str, Dict[str, Any], Execution] = AUTO,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        dtype = parse_compute_dtype(compute_dtype)
+        setting = Execution.resolve(execution, compute_dtype)
+        dtype = setting.dtype
         # Read as one set: a softmax from another export than the weights is an error.
         with read_together(
             _files_read(options_file, weight_file, softmax_file, softmax_vocab_file)
@@ -118,7 +119,7 @@ class BilmLanguageModel(Model):
             exported = (
                 None if softmax_file is None else read_softmax(softmax_file, softmax_vocab_file)
             )
-        self._bilm.set_execution(Execution.parse(execution))
+        self._bilm.set_execution(setting)
         logger.info("bilm: execution %s", self._bilm.execution.described())
         self._dropout = torch.nn.Dropout(dropout)
         _check_vocabulary(vocab)
@@ -241,6 +242,7 @@ class BilmLanguageModel(Model):
         zeros = self._bilm.lstm.zero_state(lane.size(0), embedding)
         initial = states.initial(lane, window, num_lanes, zeros)
         outputs, final = self._bilm.lstm(embedding, mask, initial)
+        self._bilm.log_run(embedding.device)
         states.remember(lane, window, final)
         top = torch.nn.functional.pad(outputs[-1], (0, 0, 1, 1))
         return top, torch.nn.functional.pad(mask, (1, 1))

@@ -9,8 +9,9 @@ from overrides import overrides
 
 from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.formats.efml import load_efml_ids
-from elmo_plugin.elmo.formats.loading import efml_model_gone, is_gone
-from elmo_plugin.elmo.formats.names import EFML, resolve_bilm
+from elmo_plugin.elmo.formats.naming.bilm_formats import EFML
+from elmo_plugin.elmo.formats.naming.names import is_gone, resolve_bilm
+from elmo_plugin.elmo.formats.options_record import efml_model_gone
 from elmo_plugin.elmo.modules.bilm_inputs import EFML_INDEXER_NAME, EFML_TABLES, EFML_TOKENS
 
 
@@ -36,7 +37,7 @@ class EfmlCharactersIndexer(TokenIndexer):
 
     model : `str`
         The EFML model: its folder, or any name of it that the `elmo` embedder's
-        `options_file` takes (`elmo_plugin.elmo.formats.names`). Only its tables and its
+        `options_file` takes (`elmo_plugin.elmo.formats.naming.names`). Only its tables and its
         architecture JSON are read.
     token_min_padding_length : `int`, optional (default = `0`)
         See `TokenIndexer`.

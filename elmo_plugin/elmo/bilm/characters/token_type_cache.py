@@ -144,7 +144,7 @@ class CachingTokenEncoder(torch.nn.Module):
         self, type_ids: torch.Tensor, encode: Callable[[torch.Tensor], torch.Tensor]
     ) -> torch.Tensor:
         """`encode(type_ids)`, through the cache where it is usable."""
-        if not self._cache_usable():
+        if not self.uses_cache():
             return encode(type_ids)
         return self._type_cache.encode(type_ids, encode, self.cache_size)
 
@@ -157,7 +157,8 @@ class CachingTokenEncoder(torch.nn.Module):
         length = int(used.max()) + 1 if used.numel() else 0
         return type_ids[:, : min(type_ids.size(1), length + self.widest_filter)]
 
-    def _cache_usable(self) -> bool:
+    def uses_cache(self) -> bool:
+        """Whether a forward pass now goes through the cache: frozen, or no gradients."""
         if self.cache_size <= 0:
             return False
         frozen = not any(p.requires_grad for p in self.parameters())

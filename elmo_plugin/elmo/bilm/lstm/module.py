@@ -6,20 +6,41 @@ path (`elmo_plugin.elmo.bilm.lstm.packed`, the CPU's) or the dense one
 paths take the layers' weights and know nothing of this module.
 """
 
+import dataclasses
 import functools
 from typing import List, Optional, Tuple, cast
 
 import torch
 
-from elmo_plugin.elmo.bilm.lstm import dense, packed
+from elmo_plugin.elmo.bilm.lstm import dense, packed, triton_gates
 from elmo_plugin.elmo.bilm.lstm.cuda_graphs import GraphCache
 from elmo_plugin.elmo.bilm.lstm.gate_math import LayerWeights, LstmState
 from elmo_plugin.elmo.bilm.lstm.packed_state_product import PackedStateProduct
 from elmo_plugin.elmo.execution.compute_dtype import ReducedCopies
 from elmo_plugin.elmo.execution.recurrence_threads import chooser_for, layer_result_equal
-from elmo_plugin.elmo.execution.settings import Execution
+from elmo_plugin.elmo.execution import devices
+from elmo_plugin.elmo.execution.settings import Conditions, Execution
 
-__all__ = ["BiLstmLayer", "ElmoBiLstm", "LstmState"]
+__all__ = ["BiLstmLayer", "ElmoBiLstm", "LstmPath", "LstmState"]
+
+
+@dataclasses.dataclass(frozen=True)
+class LstmPath:
+    """The path a batch ran on, as `ElmoBiLstm.choose_path` chose it from the `Execution`."""
+
+    fused: bool
+    cuda_graphs: bool = False
+    sorted: bool = False
+    triton: bool = False
+    measured_threads: bool = False  # the packed recurrence at the thread count measured faster
+
+    def described(self) -> str:
+        if not self.fused:
+            threads = "adaptive" if self.measured_threads else "torch's count"
+            return f"packed (recurrence threads: {threads})"
+        gates = "Triton" if self.triton else "torch"
+        mode = " + CUDA graphs" if self.cuda_graphs else ", sorted by length" if self.sorted else ""
+        return f"fused{mode} ({gates} gates)"
 
 
 class BiLstmLayer(torch.nn.Module):
@@ -158,6 +179,10 @@ class ElmoBiLstm(torch.nn.Module):
         Which path runs a batch (`forward`); replaced with `ElmoBiLm.set_execution`.
     """
 
+    # The path of the latest batch (`choose_path`), for the biLM's log; a class attribute, so
+    # that an LSTM pickled whole before it existed still runs.
+    last_path: Optional[LstmPath] = None
+
     def __init__(
         self,
         input_size: int,
@@ -233,23 +258,37 @@ class ElmoBiLstm(torch.nn.Module):
         # The biLM runs in its own compute dtype: under AMP's autocast its products would
         # otherwise be float16, whose range its unclipped sums exceed.
         with torch.autocast(inputs.device.type, enabled=False):
-            if self.runs_fused(inputs):
-                return self._forward_fused(inputs.float(), mask, initial_state)
-            return self._forward_packed(inputs.float(), mask, initial_state)
+            path = self.last_path = self.choose_path(inputs, initial_state)
+            if path.fused:
+                return self._forward_fused(path, inputs.float(), mask, initial_state)
+            return self._forward_packed(path, inputs.float(), mask, initial_state)
 
     def runs_fused(self, inputs: torch.Tensor) -> bool:
         """Whether a batch runs on the fused dense path: `execution.fused` when set, else on
         CUDA; the packed path serves the CPU, where padding is arithmetic it lacks."""
         return self.execution.runs_fused(inputs.device)
 
+    def choose_path(self, inputs: torch.Tensor, initial_state: LstmState) -> LstmPath:
+        """The path of a batch, as the `Execution` asks; a `ConfigurationError` listing every
+        reason where a choice given as `true` cannot run on it (`Execution.refusals`)."""
+        device = inputs.device
+        gradients = self._needs_gradients(inputs, initial_state)
+        bfloat16 = self.compute_dtype != torch.bfloat16 or devices.runs_bfloat16(device)
+        conditions = Conditions(device, gradients, triton_gates.TRITON_INSTALLED, bfloat16)
+        self.execution.check_runs(conditions, self.compute_dtype)
+        if not self.runs_fused(inputs):
+            return LstmPath(
+                False, measured_threads=self.execution.adaptive_threads and not gradients
+            )
+        graphs = self.execution.uses_cuda_graphs(device)
+        ordered = not graphs and not gradients and self.sorts_inference()
+        return LstmPath(True, graphs, ordered, triton_gates.uses_triton(inputs))
+
     def _forward_packed(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
+        self, path: LstmPath, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
-        measured = self.execution.adaptive_threads and not self._needs_gradients(
-            inputs, initial_state
-        )
         runs = [
-            functools.partial(_run_measured, layer) if measured else layer.run_packed
+            functools.partial(_run_measured, layer) if path.measured_threads else layer.run_packed
             for layer in self.bilstm_layers
         ]
         return packed.run_packed(
@@ -257,14 +296,14 @@ class ElmoBiLstm(torch.nn.Module):
         )
 
     def _forward_fused(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
+        self, path: LstmPath, inputs: torch.Tensor, mask: torch.BoolTensor, initial_state: LstmState
     ) -> Tuple[List[torch.Tensor], LstmState]:
-        graphs = self.execution.cuda_graphs
+        graphs = path.cuda_graphs
         runs = [functools.partial(layer.run_dense, graphs) for layer in self.bilstm_layers]
         arguments = (runs, inputs, mask, initial_state, self.dropout, self.use_skip_connections)
-        if graphs or self._needs_gradients(inputs, initial_state) or not self.sorts_inference():
-            return dense.run_dense(*arguments, graph_shapes=graphs)
-        return dense.run_sorted(*arguments)
+        if path.sorted:
+            return dense.run_sorted(*arguments)
+        return dense.run_dense(*arguments, graph_shapes=graphs)
 
     def sorts_inference(self) -> bool:
         """Whether an inference pass on the fused path outside CUDA graphs runs sorted by

@@ -46,13 +46,14 @@ try:
 except ImportError:  # the allennlp-2.10 profile's torch 1.12 has no Triton
     triton = None
 
+TRITON_INSTALLED = triton is not None
 BLOCK_SIZE = 1024
 
 
 def uses_triton(tensor: torch.Tensor) -> bool:
     """Whether the gate math of `tensor`'s steps runs as a Triton kernel: on CUDA, or on the
     CPU under `TRITON_INTERPRET=1`."""
-    return devices.runs_triton(tensor, triton is not None)
+    return devices.runs_triton(tensor, TRITON_INSTALLED)
 
 
 if triton is not None:

@@ -14,16 +14,15 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.restricted_pickle import load_tensors
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder, open_file
+from elmo_plugin.elmo.files.restricted_pickle import load_tensors
+from elmo_plugin.elmo.files.zip_archives import is_file, is_folder, open_file
+from elmo_plugin.elmo.formats.naming.bilm_formats import EFML_FILES
 
-TRAINING_ARGUMENTS = "config.json"
-CHARACTER_TABLE = "char.dic"
+# What marks a directory as an EFML model (naming tells the formats apart by it), each file by
+# its part; `word.dic` only where the model has a word embedding.
+REQUIRED_FILES = EFML_FILES
+TRAINING_ARGUMENTS, CHARACTER_TABLE, TOKEN_EMBEDDER_WEIGHTS, ENCODER_WEIGHTS = EFML_FILES
 WORD_TABLE = "word.dic"
-TOKEN_EMBEDDER_WEIGHTS = "token_embedder.pkl"
-ENCODER_WEIGHTS = "encoder.pkl"
-# What marks a directory as an EFML model; `word.dic` only where the model has a word embedding.
-REQUIRED_FILES = (TRAINING_ARGUMENTS, CHARACTER_TABLE, TOKEN_EMBEDDER_WEIGHTS, ENCODER_WEIGHTS)
 DESCRIPTION = (
     "an ELMoForManyLangs model directory: "
     + ", ".join(REQUIRED_FILES)

@@ -21,7 +21,7 @@ from elmo_plugin.elmo.formats.bilm_tf_options import activation_check, filters_c
 from elmo_plugin.elmo.formats.efml import directory
 from elmo_plugin.elmo.formats.efml.ids import EfmlIds
 from elmo_plugin.elmo.formats.efml.token_encoder import EfmlTokenEncoder
-from elmo_plugin.elmo.formats.zip_archives import file_size, is_file
+from elmo_plugin.elmo.files.zip_archives import file_size, is_file
 
 # The key of an EFML biLM's `options()`, which a model's vocabulary records (`loading`).
 EFML_OPTIONS_KEY = "elmoformanylangs"

@@ -32,7 +32,7 @@ from typing import NamedTuple, Optional, Sequence
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import replaced_when_complete
+from elmo_plugin.elmo.files.atomic_files import replaced_when_complete
 from elmo_plugin.elmo.formats.efml.model import EfmlBiLm
 from elmo_plugin.elmo.formats.onnx.efml import table_metadata
 from elmo_plugin.elmo.formats.onnx.graph import build_model

@@ -16,19 +16,24 @@ import numpy
 import torch
 
 from elmo_plugin.elmo.bilm.model import ElmoBiLm
-from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.execution.settings import Execution
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, checked_weight, copy_weights
+from elmo_plugin.elmo.formats.bilm_tf import checked_weight, copy_weights
 from elmo_plugin.elmo.formats.bilm_tf_options import read_options
-from elmo_plugin.elmo.formats.package_files import MissingFileError
-from elmo_plugin.elmo.formats.tensorflow.checkpoint import INDEX_SUFFIX, Checkpoint
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder, list_folder, open_file
+from elmo_plugin.elmo.formats.naming.bilm_formats import (
+    BILM_FOLDER_FORMATS,
+    CHECKPOINT_STATE_NAME,
+    INDEX_SUFFIX,
+    OPTIONS_NAME,
+    TF_CHECKPOINT,
+    is_checkpoint_prefix,
+)
+from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
+from elmo_plugin.elmo.files.zip_archives import is_file, is_folder, list_folder, open_file
 
 logger = logging.getLogger(__name__)
 
-DESCRIPTION = "bilm-tf training checkpoint"
-STATE_NAME = "checkpoint"  # TensorFlow's list of a folder's checkpoints, latest first named
-REQUIRED_FILES = (STATE_NAME, OPTIONS_NAME)
+REQUIRED_FILES = BILM_FOLDER_FORMATS[TF_CHECKPOINT]
 SOFTMAX_WEIGHT, SOFTMAX_BIAS = "lm/softmax/W", "lm/softmax/b"
 _SCOPE = "lm/"
 # A biLM variable of the training graph, and how `dump_weights` renames it.
@@ -43,11 +48,6 @@ _LSTM_RENAMES = (
     ("/lstm_cell/bias", "/LSTMCell/B"),
 )
 _STATE_LINE = re.compile(r'^\s*(model_checkpoint_path|all_model_checkpoint_paths)\s*:\s*"(.*)"\s*$')
-
-
-def is_checkpoint_prefix(name: str) -> bool:
-    """Whether `name` names one checkpoint (`model.ckpt-N`: its `.index` file is there)."""
-    return "://" not in name and is_file(name + INDEX_SUFFIX)
 
 
 def is_checkpoint(name: str) -> bool:
@@ -69,7 +69,7 @@ def hdf5_name(variable: str) -> str:
 def checkpoint_prefix(folder: str) -> str:
     """The checkpoint of `folder` that its `checkpoint` file names latest, found by its base
     name: the file holds absolute paths of the machine it was trained on."""
-    state = f"{folder}/{STATE_NAME}"
+    state = f"{folder}/{CHECKPOINT_STATE_NAME}"
     with open_file(state) as handle:
         text = handle.read().decode("utf-8", errors="replace")
     named = {key: value for key, value in _state_entries(text, state)}

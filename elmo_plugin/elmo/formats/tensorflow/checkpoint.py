@@ -13,14 +13,13 @@ from typing import Dict, List, Set, Tuple
 
 import numpy
 
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import MissingFileError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.crc32c import crc32c, masked
 from elmo_plugin.elmo.formats.tensorflow.table import read_table
 from elmo_plugin.elmo.formats.tensorflow.wire import WireError, parse, signed
-from elmo_plugin.elmo.formats.zip_archives import is_file, open_file
+from elmo_plugin.elmo.files.zip_archives import is_file, open_file
+from elmo_plugin.elmo.formats.naming.bilm_formats import INDEX_SUFFIX
 
-INDEX_SUFFIX = ".index"
 # TensorFlow's DataType numbers (types.proto) for the tensors numpy holds as they are stored.
 NUMPY_DTYPES: Dict[int, str] = {
     1: "<f4",

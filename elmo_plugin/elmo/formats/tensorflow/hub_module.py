@@ -20,15 +20,17 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.elmo.execution.settings import Execution
 from elmo_plugin.elmo.formats.bilm_tf import checked_weight, copy_weights
 from elmo_plugin.elmo.formats.bilm_tf_options import check_options
+from elmo_plugin.elmo.formats.naming.bilm_formats import (
+    BILM_FOLDER_FORMATS,
+    HUB_VARIABLES_PREFIX,
+    TF_HUB,
+)
 from elmo_plugin.elmo.formats.tensorflow.checkpoint import Checkpoint
-from elmo_plugin.elmo.formats.zip_archives import is_file, is_folder
+from elmo_plugin.elmo.files.zip_archives import is_file, is_folder
 
 logger = logging.getLogger(__name__)
 
-DESCRIPTION = "TF1 Hub module"
-MODULE_NAME = "tfhub_module.pb"
-VARIABLES_PREFIX = "variables/variables"
-REQUIRED_FILES = (MODULE_NAME, VARIABLES_PREFIX + ".index")
+REQUIRED_FILES = BILM_FOLDER_FORMATS[TF_HUB]
 AGGREGATION_WEIGHTS, AGGREGATION_SCALING = "aggregation/weights", "aggregation/scaling"
 # What bilm-tf's published biLMs set in the graph, which a module's variables do not say.
 PUBLISHED_GRAPH_CONSTANTS: Dict[str, Dict[str, Any]] = {
@@ -147,7 +149,7 @@ def load_hub_bilm(
     execution: Execution = Execution(),
 ) -> ElmoBiLm:
     """The biLM of the TF1 Hub module `folder`."""
-    weights = HubWeights(Checkpoint(f"{folder.rstrip('/')}/{VARIABLES_PREFIX}"))
+    weights = HubWeights(Checkpoint(f"{folder.rstrip('/')}/{HUB_VARIABLES_PREFIX}"))
     bilm = ElmoBiLm.from_options(
         module_options(weights),
         stateful,
@@ -162,7 +164,7 @@ def load_hub_bilm(
 
 def module_aggregation(folder: str) -> Tuple[numpy.ndarray, float]:
     """The module's mix of the layers: its pre-softmax weights, one a layer, and its scale."""
-    checkpoint = Checkpoint(f"{folder.rstrip('/')}/{VARIABLES_PREFIX}")
+    checkpoint = Checkpoint(f"{folder.rstrip('/')}/{HUB_VARIABLES_PREFIX}")
     for name in (AGGREGATION_WEIGHTS, AGGREGATION_SCALING):
         if name not in checkpoint:
             raise ConfigurationError(

@@ -13,15 +13,14 @@ import numpy
 import torch
 
 from elmo_plugin.elmo.bilm.characters.ids import BOS_TOKEN, EOS_TOKEN, batch_to_ids
-from elmo_plugin.elmo.errors import ConfigurationError
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 from elmo_plugin.elmo.execution.settings import Execution
-from elmo_plugin.elmo.formats.package_files import MissingFileError
 from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import (
     load_checkpoint_bilm,
     locate,
     read_softmax,
 )
-from elmo_plugin.elmo.formats.zip_archives import is_file, open_file
+from elmo_plugin.elmo.files.zip_archives import is_file, open_file
 
 VOCABULARY_NAME = "vocab.txt"
 UNKNOWN_TOKEN = "<UNK>"

@@ -11,10 +11,11 @@ import os
 import posixpath
 import socket
 import urllib.parse
-from typing import Optional, Union
+from typing import BinaryIO, Mapping, Optional, Union
 
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.published_models import PREFIX, published_url
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
+from elmo_plugin.elmo.files.zip_archives import member_bytes, outer_file
+from elmo_plugin.elmo.formats.naming.published_models import PREFIX, published_url
 
 SCHEME = "elmo_plugin://"
 PACKAGE = "elmo_plugin"
@@ -33,10 +34,6 @@ CACHE_DIRECTORY = os.path.join(
 _CLOSE_NAMES = 5
 # How long to wait for a URL's host before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 5.0
-
-
-class MissingFileError(ConfigurationError):
-    """A file a config names does not exist."""
 
 
 def no_such_path(name: str, what: str, expected: str) -> MissingFileError:
@@ -128,6 +125,13 @@ def local_file(path: str, what: str) -> str:
     return local
 
 
+def local_source(name: str, what: str) -> Union[str, BinaryIO]:
+    """What to read the file `name` from: a ZIP member's bytes in memory, else its local path
+    (`local_file`, which also downloads a URL), checked to exist."""
+    member = member_bytes(name, what)
+    return local_file(name, what) if member is None else member
+
+
 def local_path(name: Union[str, "os.PathLike[str]"]) -> Optional[str]:
     """The real local path that `name` (a path, `elmo_plugin://...`, a published file) stands
     for, or None for a URL or a published file not downloaded: what to compare a command's
@@ -195,3 +199,25 @@ def _not_downloaded(url: str, what: str, error: Exception) -> str:
         "local file instead (e.g. the overrides '...options_file' and '...weight_file' of the "
         "elmo block, or ElmoEmbedder(options_file, weight_file))."
     )
+
+
+def refuse_overwriting(output: str, inputs: Mapping[str, Optional[str]]) -> None:
+    """A `ConfigurationError` when the file `output` would be written over one of `inputs`
+    (what it is, e.g. "--weight-file", to its name), both resolved to real paths first
+    (`local_path`: `elmo_plugin://...` and downloaded published files included;
+    None and URLs not downloaded are skipped; a ZIP member is its archive), compared after
+    following symlinks, hard links included."""
+    for what, name in inputs.items():
+        path = None if name is None else local_path(outer_file(name))
+        if path is None:
+            continue
+        if _same_file(local_path(output) or output, path):
+            raise ConfigurationError(
+                f"output file {output} is the {what} {path}; writing it would destroy the {what}"
+            )
+
+
+def _same_file(output: str, path: str) -> bool:
+    if os.path.exists(output) and os.path.exists(path):
+        return os.path.samefile(output, path)
+    return os.path.realpath(output) == os.path.realpath(path)

@@ -25,57 +25,42 @@ import zipfile
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple, Union
 
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.bilm_tf import OPTIONS_NAME, WEIGHTS_NAME
-from elmo_plugin.elmo.formats.efml.directory import REQUIRED_FILES as EFML_FILES
-from elmo_plugin.elmo.formats.package_files import (
-    SCHEME,
-    SHIPPED_BILM,
-    MissingFileError,
-    local_file,
-    no_such_path,
-    package_path,
-)
-from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import DESCRIPTION as TF_CHECKPOINT
-from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import REQUIRED_FILES as TF_FILES
-from elmo_plugin.elmo.formats.tensorflow.bilm_checkpoint import is_checkpoint_prefix
-from elmo_plugin.elmo.formats.tensorflow.hub_module import DESCRIPTION as TF_HUB
-from elmo_plugin.elmo.formats.tensorflow.hub_module import REQUIRED_FILES as TF_HUB_FILES
-from elmo_plugin.elmo.formats.tensorflow.tar_archives import is_tar_archive, unpacked
-from elmo_plugin.elmo.formats.published_models import (
-    PREFIX,
-    PUBLISHED_ARCHIVES,
-    PUBLISHED_MODELS,
-    published_archive,
-    short_names,
-)
-from elmo_plugin.elmo.formats.zip_archives import (
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
+from elmo_plugin.elmo.files.zip_archives import (
     folders_inside,
     is_file,
     is_folder,
     list_folder,
     split_member,
 )
+from elmo_plugin.elmo.formats.naming.bilm_formats import (
+    BILM_FOLDER_FORMATS,
+    BILM_TF,
+    OPTIONS_NAME,
+    TF_CHECKPOINT,
+    WEIGHTS_NAME,
+    WHOLE_FOLDER_FORMATS,
+    is_checkpoint_prefix,
+)
+from elmo_plugin.elmo.formats.naming.package_files import (
+    SCHEME,
+    SHIPPED_BILM,
+    local_file,
+    no_such_path,
+    package_path,
+)
+from elmo_plugin.elmo.formats.naming.published_models import (
+    PREFIX,
+    PUBLISHED_ARCHIVES,
+    PUBLISHED_MODELS,
+    published_archive,
+    short_names,
+)
+from elmo_plugin.elmo.formats.naming.tar_archives import is_tar_archive, unpacked
 
 PathName = Union[str, "os.PathLike[str]"]
 SHIPPED_OPTIONS = f"{SHIPPED_BILM}/{OPTIONS_NAME}"
 SHIPPED_WEIGHTS = f"{SHIPPED_BILM}/{WEIGHTS_NAME}"
-BILM_TF = "bilm-tf, as elmo-export writes it"
-BILM_TF_NLPL = "bilm-tf, as NLPL's repository publishes it"
-EFML = "ELMoForManyLangs"
-# NLPL's name for bilm-tf's weights file (simple_elmo's too).
-NLPL_WEIGHTS_NAME = "model.hdf5"
-# What a folder (or a ZIP) must hold to be a biLM, by format: the error for any other folder
-# lists these. The bilm-tf formats name the options first, then the weights.
-BILM_FOLDER_FORMATS: Dict[str, Tuple[str, ...]] = {
-    BILM_TF: (OPTIONS_NAME, WEIGHTS_NAME),
-    BILM_TF_NLPL: (OPTIONS_NAME, NLPL_WEIGHTS_NAME),
-    EFML: tuple(EFML_FILES),
-    TF_CHECKPOINT: TF_FILES,
-    TF_HUB: TF_HUB_FILES,
-}
-# Formats loaded from their folder as a whole (`BilmFiles.options_file` names it).
-WHOLE_FOLDER_FORMATS = (EFML, TF_CHECKPOINT, TF_HUB)
 ZIP_SUFFIX = ".zip"
 
 
@@ -211,7 +196,7 @@ def _folder_files(name: str, folder: str) -> BilmFiles:
     if fmt in WHOLE_FOLDER_FORMATS:
         return BilmFiles(local, None, fmt)
     options, weights = BILM_FOLDER_FORMATS[fmt]
-    return BilmFiles(f"{base}/{options}", f"{base}/{weights}")
+    return BilmFiles(f"{base}/{options}", f"{base}/{weights}", fmt)
 
 
 def _format_of(folder: str) -> Optional[str]:

@@ -3,8 +3,9 @@ Writing a file so that it is either the old one or the complete new one, never h
 the new content goes to a temporary file beside it, which is renamed onto it once complete.
 The one way the plugin writes files (`elmo-embed`, the checkpointer, `elmo-perplexity
 --output-file`; sets of files, such as an export, through `file_sets`), with the checks that
-an output can be written (`check_output_file`, before the work) and is none of a command's
-inputs. It imports nothing else of `elmo_plugin`.
+an output can be written (`check_output_file`, before the work). It imports nothing else of
+`elmo_plugin` but its error (whether an output is one of a command's inputs, however each is
+named, is `package_files.refuse_overwriting`'s: names are the naming package's).
 
 - A rewritten file keeps the mode, and as far as this user may, the owner and group of the
   file it replaces; the temporary name stays within the file system's name limit.
@@ -29,11 +30,9 @@ import os
 import shutil
 import stat
 import tempfile
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, Optional
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import SCHEME, local_path
-from elmo_plugin.elmo.formats.zip_archives import outer_file
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ def _refuse_remote(path: str, what: str) -> None:
     """An output is a local path: `open("elmo_plugin://x")` writes into a folder `elmo_plugin:`."""
     if "://" in os.fspath(path):
         raise ConfigurationError(
-            f"{what} {path} is a URL or an {SCHEME} name; an output is a local path"
+            f"{what} {path} is a URL or a name of the package's files; an output is a local path"
         )
 
 
@@ -266,25 +265,3 @@ def _runs(pid: int) -> bool:
     except OSError:  # another user's process
         return True
     return True
-
-
-def refuse_overwriting(output: str, inputs: Mapping[str, Optional[str]]) -> None:
-    """A `ConfigurationError` when the file `output` would be written over one of `inputs`
-    (what it is, e.g. "--weight-file", to its name), both resolved to real paths first
-    (`package_files.local_path`: `elmo_plugin://...` and downloaded published files included;
-    None and URLs not downloaded are skipped; a ZIP member is its archive), compared after
-    following symlinks, hard links included."""
-    for what, name in inputs.items():
-        path = None if name is None else local_path(outer_file(name))
-        if path is None:
-            continue
-        if _same_file(local_path(output) or output, path):
-            raise ConfigurationError(
-                f"output file {output} is the {what} {path}; writing it would destroy the {what}"
-            )
-
-
-def _same_file(output: str, path: str) -> bool:
-    if os.path.exists(output) and os.path.exists(path):
-        return os.path.samefile(output, path)
-    return os.path.realpath(output) == os.path.realpath(path)

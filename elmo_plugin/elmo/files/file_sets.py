@@ -30,7 +30,7 @@ import threading
 from typing import Dict, Iterator, List, Sequence
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.atomic_files import (
+from elmo_plugin.elmo.files.atomic_files import (
     commit_partial,
     replaced_when_complete,
     staged_partial,

@@ -17,10 +17,9 @@ import io
 import os
 import zipfile
 import zlib
-from typing import BinaryIO, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import BinaryIO, FrozenSet, List, Optional, Set, Tuple
 
-from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import MissingFileError, local_file
+from elmo_plugin.elmo.errors import ConfigurationError, MissingFileError
 
 # Weights compress to about their size, tables and JSON a few times; deflate reaches about 1000
 # only on repeated bytes. Members below `SMALL_MEMBER` bytes are not held to the ratio.
@@ -108,12 +107,12 @@ def open_file(path: str) -> BinaryIO:
     return _read_member(*inside)
 
 
-def local_source(name: str, what: str) -> Union[str, BinaryIO]:
-    """What to read the file `name` from: a ZIP member's bytes in memory, else its local path
-    (`package_files.local_file`, which also downloads a URL), checked to exist."""
+def member_bytes(name: str, what: str) -> Optional[BinaryIO]:
+    """The bytes of the ZIP member `name` in memory (a `MissingFileError` naming `what` and what
+    the ZIP holds when it holds no such member), or None when `name` runs through no ZIP."""
     inside = split_member(name)
     if inside is None or inside[1] == "":
-        return local_file(name, what)
+        return None
     if inside[1] not in _file_names(inside[0]):
         raise MissingFileError(
             f"{what} {name!r} not found: the ZIP archive {inside[0]} holds no {inside[1]!r} "

@@ -14,7 +14,7 @@ import tempfile
 from typing import List
 
 from elmo_plugin.elmo.errors import ConfigurationError
-from elmo_plugin.elmo.formats.package_files import CACHE_DIRECTORY
+from elmo_plugin.elmo.formats.naming.package_files import CACHE_DIRECTORY
 
 TAR_SUFFIXES = (".tar.gz", ".tgz")
 _UNPACKED_DIRECTORY = os.path.join(CACHE_DIRECTORY, "elmo_plugin_tar")
