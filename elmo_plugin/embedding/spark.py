@@ -19,12 +19,10 @@ from elmo_plugin.embedding.pooling import NO_POOL, is_pooled
 # What an ELMo job sets on its SparkSession (`builder.config(key, value)`), each for its start-up
 # or its parallelism: a line takes far longer to embed than to read, so a text file is split into
 # one partition a core (Spark's 4 MB "cost of opening a file" would give a small corpus one
-# partition, and one core); no web UI; a JVM that starts fast, as the JVM only moves Arrow
-# batches and writes Parquet (C1 compiler, serial GC).
+# partition, and one core), and no web UI. (Tried and dropped: docs/scale.md, "Which is faster".)
 SESSION_SETTINGS = {
     "spark.sql.files.openCostInBytes": "1024",
     "spark.ui.enabled": "false",
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
 
 # The biLM of each set of arguments this Python worker embedded with.
