@@ -8,7 +8,9 @@ with random weights, top layer, embedded by
 - PySpark `local[2]`, `mapInArrow` (docs/examples/spark_embed.py), into Parquet;
 
 each the whole command's wall time (start-up included, as a user waits for it), alternating,
-medians of `--runs`; and the engines' speed against `elmo-embed`'s. `memory` measures the peak
+medians of `--runs`; and the engines' speed against `elmo-embed`'s. Each command also runs on the
+first sentence alone, its start-up (engine, worker processes, biLM load, writing, shutdown): a
+second line gives the speed with it taken off. `memory` measures the peak
 resident memory of one worker (`ArrowEmbedder`, as an actor or executor runs it, blocks of 1,024
 rows) on 1,000 and on 10,000 sentences.
 
@@ -24,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from common import ROOT, cpu_model, read_sentences, shared_data, write_random_bilm
 
@@ -32,10 +34,9 @@ CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 
 
-def _commands(model: List[str], input_file: str, work: str, run: int) -> Dict[str, List[str]]:
+def _commands(model: List[str], input_file: str, output: str) -> Dict[str, List[str]]:
     torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
     options_weights = ["--options-file", model[0], "--weight-file", model[1]]
-    example_model = ["--model", model[0], "--weight-file", model[1], "--output-format", "top"]
     return {
         "elmo-embed, torchrun 2": [
             torchrun,
@@ -44,50 +45,82 @@ def _commands(model: List[str], input_file: str, work: str, run: int) -> Dict[st
             "-m",
             "elmo_plugin.embedding.cli",
             input_file,
-            os.path.join(work, f"embed-{run}.hdf5"),
+            f"{output}.hdf5",
             *options_weights,
             "--output-format",
             "top",
         ],
-        "Ray Data, 2 actors": [
-            sys.executable,
-            os.path.join(EXAMPLES, "ray_embed.py"),
-            input_file,
-            os.path.join(work, f"ray-{run}"),
-            *example_model,
-            "--actors",
-            "2",
-        ],
-        "Spark local[2]": [
-            sys.executable,
-            os.path.join(EXAMPLES, "spark_embed.py"),
-            input_file,
-            os.path.join(work, f"spark-{run}"),
-            *example_model,
-            "--master",
-            "local[2]",
-        ],
+        "Ray Data, 2 actors": _example(
+            "ray_embed.py", input_file, f"{output}-ray", model, "--actors", "2"
+        ),
+        "Spark local[2]": _example(
+            "spark_embed.py", input_file, f"{output}-spark", model, "--master", "local[2]"
+        ),
     }
+
+
+def _example(script: str, input_file: str, output: str, model: List[str], *flags: str) -> List[str]:
+    """The command line of a docs/examples script embedding `input_file`'s top layer."""
+    model_flags = ["--model", model[0], "--weight-file", model[1], "--output-format", "top"]
+    return [
+        sys.executable,
+        os.path.join(EXAMPLES, script),
+        input_file,
+        output,
+        *model_flags,
+        *flags,
+    ]
+
+
+def _write_input(path: str, sentences: List[List[str]]) -> str:
+    with open(path, "w") as out:
+        out.write("\n".join(" ".join(s) for s in sentences) + "\n")
+    return path
 
 
 def _speed(arguments: argparse.Namespace, work: str) -> None:
     model = list(write_random_bilm("small", os.path.join(work, "model")))
     sentences = read_sentences(shared_data(*CORPUS), arguments.sentences)
-    input_file = os.path.join(work, "sentences.txt")
-    with open(input_file, "w") as out:
-        out.write("\n".join(" ".join(s) for s in sentences) + "\n")
+    inputs = {
+        "corpus": _write_input(os.path.join(work, "sentences.txt"), sentences),
+        "start-up": _write_input(os.path.join(work, "one.txt"), sentences[:1]),
+    }
     environment = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    times: Dict[str, List[float]] = {}
+    times: Dict[Tuple[str, str], List[float]] = {}
     for run in range(arguments.runs):
-        for name, command in _commands(model, input_file, work, run).items():
-            start = time.perf_counter()
-            done = subprocess.run(command, env=environment, cwd=ROOT, capture_output=True)
-            if done.returncode:
-                sys.exit(f"{name}: {done.stderr[-3000:].decode(errors='replace')}")
-            times.setdefault(name, []).append(time.perf_counter() - start)
+        for kind, input_file in inputs.items():
+            output = os.path.join(work, f"{kind}-{run}")
+            for name, command in _commands(model, input_file, output).items():
+                start = time.perf_counter()
+                done = subprocess.run(command, env=environment, cwd=ROOT, capture_output=True)
+                if done.returncode:
+                    sys.exit(f"{name}: {done.stderr[-3000:].decode(errors='replace')}")
+                times.setdefault((name, kind), []).append(time.perf_counter() - start)
     print(f"CPU {cpu_model()}, {os.cpu_count()} CPUs; {len(sentences)} sentences, 'small' biLM")
-    base = statistics.median(times["elmo-embed, torchrun 2"])
-    for name, measured in times.items():
+    _report(times, "corpus", "the whole command, start-up included")
+    beyond = {
+        (name, "beyond"): [total - alone for total, alone in zip(measured, times[name, "start-up"])]
+        for (name, kind), measured in times.items()
+        if kind == "corpus"
+    }
+    print(
+        "start-up (the same command on one sentence): "
+        + ", ".join(
+            f"{name} {statistics.median(measured):.1f} s"
+            for (name, kind), measured in times.items()
+            if kind == "start-up"
+        )
+    )
+    _report(beyond, "beyond", "less the start-up")
+
+
+def _report(times: Dict[Tuple[str, str], List[float]], kind: str, what: str) -> None:
+    """One line an engine: the median of `kind`'s runs and its speed against elmo-embed's."""
+    base = statistics.median(times["elmo-embed, torchrun 2", kind])
+    print(f"{what}:")
+    for (name, measured_kind), measured in times.items():
+        if measured_kind != kind:
+            continue
         median = statistics.median(measured)
         print(
             f"{name:>24}: {median:.1f} s (runs {[round(t, 1) for t in measured]}), "

@@ -41,6 +41,13 @@ async def _clients(client, sentences: List[str], concurrency: int) -> Tuple[floa
     return time.perf_counter() - start, latencies
 
 
+async def _batching(client) -> Tuple[float, float]:
+    """The server's counts so far: biLM runs (batches) and the requests they held."""
+    text = await (await client.get("/metrics")).text()
+    counts = dict(line.split() for line in text.splitlines())
+    return float(counts["elmo_batches_total"]), float(counts["elmo_batched_requests_total"])
+
+
 async def _measure(embedder, sentences: List[str]) -> None:
     from aiohttp.test_utils import TestClient, TestServer
 
@@ -48,12 +55,18 @@ async def _measure(embedder, sentences: List[str]) -> None:
 
     async with TestClient(TestServer(build_app({"small": embedder}), host="127.0.0.1")) as client:
         await _clients(client, sentences[:8], 1)  # warm-up
-        results = {n: await _clients(client, sentences, n) for n in (1, 16)}
+        results, per_batch = {}, {}
+        for concurrency in (1, 16):
+            batches, requests = await _batching(client)
+            results[concurrency] = await _clients(client, sentences, concurrency)
+            after = await _batching(client)
+            per_batch[concurrency] = (after[1] - requests) / (after[0] - batches)
     print(f"CPU {cpu_model()}; 'small' biLM (random weights), {len(sentences)} single sentences")
     for concurrency, (seconds, latencies) in results.items():
         print(
             f"{concurrency:>2} clients: {len(sentences) / seconds:.1f} sentences/s, "
-            f"p50 latency {statistics.median(latencies) * 1000:.0f} ms"
+            f"p50 latency {statistics.median(latencies) * 1000:.0f} ms, "
+            f"{per_batch[concurrency]:.1f} requests a biLM run"
         )
     one, many = results[1], results[16]
     print(

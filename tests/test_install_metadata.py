@@ -84,7 +84,7 @@ def test_the_readme_user_install_resolves_against_the_tested_environment(wheel):
 
 def test_runtime_needs_are_separate_from_test_and_lint_tools():
     install, extras = _extras()
-    assert set(extras) == {"allennlp", "test", "lint", "onnx", "parquet", "ray", "spark"}
+    assert set(extras) == {"allennlp", "test", "lint", "onnx", "parquet", "ray", "spark", "serve"}
     assert "allennlp" not in {_name(r) for r in install + extras["allennlp"]}
     assert not TOOLS & {_name(r) for r in install + extras["allennlp"]}
     assert {_name(r) for r in extras["lint"]} == {"black", "flake8", "mypy"}

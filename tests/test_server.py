@@ -4,6 +4,7 @@ two biLMs by name, and 200 malformed requests each a 4xx saying what was wrong, 
 serving on."""
 
 import asyncio
+import base64
 import json
 from typing import Any, Awaitable, Callable, List, Tuple
 
@@ -17,7 +18,7 @@ aiohttp = pytest.importorskip("aiohttp")
 
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
-from elmo_plugin.embedding.server import Limits, build_app  # noqa: E402
+from elmo_plugin.embedding.server import Limits, build_app, encode_response  # noqa: E402
 
 
 @pytest.fixture
@@ -68,6 +69,68 @@ def test_concurrent_requests_share_runs_and_get_their_own_vectors(embedders, sen
     assert counted["elmo_batches_total"] < 16  # the 16 concurrent ones shared runs
 
 
+def test_json_floats_parse_back_to_the_float32_bit_for_bit():
+    values = numpy.random.RandomState(0).standard_normal((3, 7, 5)).astype(numpy.float32)
+    extremes = [numpy.finfo(numpy.float32).tiny / 3, 3.4e38, -0.0, 1e-45]
+    values[0, 0, :4] = numpy.array(extremes, dtype=numpy.float32)
+    parsed = json.loads(encode_response("m", [values, values[1, 2]], "json"))
+    for array, expected in zip(parsed["embeddings"], [values, values[1, 2]]):
+        back = numpy.array(array, dtype=numpy.float32)
+        assert back.shape == expected.shape
+        assert back.tobytes() == expected.tobytes()
+
+
+def test_base64_answers_the_json_answers_arrays_bit_for_bit(embedders, sentences):
+    reference = ElmoEmbedder.from_bilm(embedders["fixture"].elmo_bilm)
+
+    async def scenario(client):
+        answers = []
+        for encoding in ("json", "base64"):
+            request = {"sentences": [sentences[3]], "layers": "all", "encoding": encoding}
+            response = await client.post("/embed", json=request)
+            assert response.status == 200, await response.text()
+            answers.append((await response.json())["embeddings"][0])
+        return answers
+
+    listed, encoded = _serve(embedders, Limits(), scenario)
+    decoded = numpy.frombuffer(base64.b64decode(encoded["base64"]), "<f4")
+    decoded = decoded.reshape(encoded["shape"])
+    assert decoded.tobytes() == numpy.array(listed, dtype=numpy.float32).tobytes()
+    expected = reference.embed_sentence(sentences[3])
+    numpy.testing.assert_allclose(decoded, expected, rtol=0, atol=1e-6)
+
+
+def test_a_lone_request_waits_for_no_company(embedders):
+    async def scenario(client):
+        response = await client.post("/embed", json={"sentences": ["alone"]})
+        return response.status
+
+    async def run():
+        async with TestClient(TestServer(build_app(embedders, Limits(max_wait=60)))) as client:
+            return await asyncio.wait_for(scenario(client), 20)
+
+    assert asyncio.run(run()) == 200
+
+
+def test_the_clients_a_run_answered_are_awaited_together(embedders):
+    async def scenario(client):
+        async def one(sentence):
+            response = await client.post("/embed", json={"sentences": [sentence]})
+            assert response.status == 200
+
+        async def late(sentence, delay):
+            await asyncio.sleep(delay)
+            await one(sentence)
+
+        await asyncio.gather(*(one(f"first {n}") for n in range(4)))
+        before = _metrics(await (await client.get("/metrics")).text())
+        await asyncio.gather(*(late(f"again {n}", 0.05 * n) for n in range(4)))
+        after = _metrics(await (await client.get("/metrics")).text())
+        return after["elmo_batches_total"] - before["elmo_batches_total"]
+
+    assert _serve(embedders, Limits(max_wait=2.0), scenario) < 4
+
+
 MALFORMED = [
     (b"not json", 400, "not JSON"),
     (b'{"sentences": ["caf\xe9"]}', 400, "not UTF-8"),
@@ -80,6 +143,7 @@ MALFORMED = [
     (b'{"sentences": ["a"], "pool": 3}', 400, '"pool" must be one of'),
     (b'{"sentences": ["a"], "layers": "middle"}', 400, '"layers" must be one of'),
     (b'{"sentences": ["a"], "layers": "top", "pool": "seqvec-protein"}', 400, "leave output"),
+    (b'{"sentences": ["a"], "encoding": "hex"}', 400, '"encoding" must be one of'),
     (json.dumps({"sentences": ["a"] * 9}).encode(), 413, "9 sentences; max_sentences is 8"),
     (json.dumps({"sentences": ["a " * 40]}).encode(), 413, "40 tokens; max_tokens is 32"),
     (json.dumps({"sentences": ["a" * 600]}).encode(), 413, "max_bytes is 512"),

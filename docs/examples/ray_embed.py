@@ -25,7 +25,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--actors", type=int, default=2, help="one CPU and one thread each")
     args = parser.parse_args(argv)
     if not ray.is_initialized():
-        ray.init(num_cpus=args.actors)
+        # No dashboard: a web server and its agent started with the job and taking a CPU from it.
+        ray.init(num_cpus=args.actors, include_dashboard=False)
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     # Reading and writing are I/O: they take no CPU from the actors, which hold them all.
     lines = ray.data.read_text(args.input_file, drop_empty_lines=False, num_cpus=0)

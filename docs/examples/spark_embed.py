@@ -13,7 +13,7 @@ from typing import List, Optional
 
 from pyspark.sql import SparkSession, functions
 
-from elmo_plugin.embedding.spark import elmo_map_in_arrow, embedded_schema
+from elmo_plugin.embedding.spark import SESSION_SETTINGS, elmo_map_in_arrow, embedded_schema
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -28,7 +28,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = parser.parse_args(argv)
     # Spark's Python workers run `python3` from the PATH unless told: this one has the biLM.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = SparkSession.builder.master(args.master).appName("elmo-embed").getOrCreate()
+    builder = SparkSession.builder.master(args.master).appName("elmo-embed")
+    for key, value in SESSION_SETTINGS.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     lines = spark.read.text(args.input_file).withColumnRenamed("value", "text")
     numbered = lines.withColumn("order", functions.monotonically_increasing_id())
     function = elmo_map_in_arrow(

@@ -16,6 +16,15 @@ from elmo_plugin.elmo.errors import ConfigurationError
 from elmo_plugin.embedding.arrow_embedding import EMBEDDING_COLUMN, ArrowEmbedder
 from elmo_plugin.embedding.pooling import NO_POOL, is_pooled
 
+# What an ELMo job sets on its SparkSession (`builder.config(key, value)`), each for its start-up
+# or its parallelism: a line takes far longer to embed than to read, so a text file is split into
+# one partition a core (Spark's 4 MB "cost of opening a file" would give a small corpus one
+# partition, and one core), and no web UI. (Tried and dropped: docs/scale.md, "Which is faster".)
+SESSION_SETTINGS = {
+    "spark.sql.files.openCostInBytes": "1024",
+    "spark.ui.enabled": "false",
+}
+
 # The biLM of each set of arguments this Python worker embedded with.
 _WORKER_EMBEDDERS: Dict[Tuple[Tuple[str, Any], ...], ArrowEmbedder] = {}
 
