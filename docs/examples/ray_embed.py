@@ -10,6 +10,9 @@ from typing import List, Optional
 
 import ray
 
+from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.outputs import OUTPUT_DTYPES
+from elmo_plugin.embedding.pooling import NO_POOL, POOL_CHOICES
 from elmo_plugin.embedding.ray_data import ElmoBatches
 
 
@@ -19,9 +22,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("output_folder")
     parser.add_argument("--model", default="small", help="a biLM name, folder, ZIP or options")
     parser.add_argument("--weight-file")
-    parser.add_argument("--output-format", default="all", choices=["all", "top", "average"])
-    parser.add_argument("--pool", default="none")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+    parser.add_argument("--output-format", default="all", choices=OUTPUT_FORMATS)
+    parser.add_argument("--pool", default=NO_POOL, choices=POOL_CHOICES)
+    parser.add_argument("--dtype", default="float32", choices=OUTPUT_DTYPES)
     parser.add_argument("--actors", type=int, default=2, help="one CPU and one thread each")
     args = parser.parse_args(argv)
     if not ray.is_initialized():

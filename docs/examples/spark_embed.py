@@ -13,6 +13,8 @@ from typing import List, Optional
 
 from pyspark.sql import SparkSession, functions
 
+from elmo_plugin.embedding.embeddings_file import OUTPUT_FORMATS
+from elmo_plugin.embedding.pooling import NO_POOL, POOL_CHOICES
 from elmo_plugin.embedding.spark import SESSION_SETTINGS, elmo_map_in_arrow, embedded_schema
 
 
@@ -22,8 +24,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("output_folder")
     parser.add_argument("--model", default="small", help="a biLM name, folder, ZIP or options")
     parser.add_argument("--weight-file")
-    parser.add_argument("--output-format", default="all", choices=["all", "top", "average"])
-    parser.add_argument("--pool", default="none")
+    parser.add_argument("--output-format", default="all", choices=OUTPUT_FORMATS)
+    parser.add_argument("--pool", default=NO_POOL, choices=POOL_CHOICES)
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
     # Spark's Python workers run `python3` from the PATH unless told: this one has the biLM.
