@@ -273,7 +273,7 @@ class ElmoBiLstm(torch.nn.Module):
         reason where a choice given as `true` cannot run on it (`Execution.refusals`)."""
         device = inputs.device
         gradients = self._needs_gradients(inputs, initial_state)
-        bfloat16 = self.compute_dtype != torch.bfloat16 or devices.runs_bfloat16(device)
+        bfloat16 = devices.runs_bfloat16(device)
         conditions = Conditions(device, gradients, triton_gates.TRITON_INSTALLED, bfloat16)
         self.execution.check_runs(conditions, self.compute_dtype)
         if not self.runs_fused(inputs):
