@@ -132,7 +132,8 @@ class ElmoBiLm(torch.nn.Module):
         `{"activations": [(batch_size, num_tokens + 2, 2 * hidden_size)] * (L + 1),
         "mask": (batch_size, num_tokens + 2)}`, the markers at each sentence's ends.
         """
-        with self.execution.products():
+        # The stored setting: `execution` builds a copy carrying the dtype, not needed here.
+        with self.lstm.execution.products():
             return self._forward(character_ids)
 
     def _forward(self, character_ids: torch.Tensor) -> Dict[str, Any]:
@@ -145,7 +146,7 @@ class ElmoBiLm(torch.nn.Module):
         if self.stateful:
             self._remember(final_state, mask)
         token_layer = torch.cat([token_embedding, token_embedding], dim=-1)
-        activations = self.execution.tf32_backward([token_layer] + lstm_outputs)
+        activations = self.lstm.execution.tf32_backward([token_layer] + lstm_outputs)
         return {"activations": activations, "mask": mask}
 
     def log_run(self, device: torch.device) -> None:
