@@ -20,7 +20,7 @@ import concurrent.futures
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
 
@@ -156,20 +156,22 @@ def parse_request(body: bytes, limits: Limits, models: List[str]) -> Parsed:
     if model not in models:
         raise RequestError(404, f"no model {model!r}; this server holds {models}")
     sentences = _sentences(request.get("sentences"), limits)
-    pool = request.get("pool", NO_POOL)
-    if not isinstance(pool, str) or pool not in POOL_CHOICES:
-        raise RequestError(400, f'"pool" must be one of {POOL_CHOICES}, got {pool!r}')
-    layers = request.get("layers", "all" if pool in PRESETS else "average")
-    if not isinstance(layers, str) or layers not in OUTPUT_FORMATS:
-        raise RequestError(400, f'"layers" must be one of {OUTPUT_FORMATS}, got {layers!r}')
+    pool = _choice(request, "pool", POOL_CHOICES, NO_POOL)
+    layers = _choice(request, "layers", OUTPUT_FORMATS, "all" if pool in PRESETS else "average")
     try:
         check_pool(pool, layers)
     except ConfigurationError as error:
         raise RequestError(400, str(error))
-    encoding = request.get("encoding", JSON_ENCODING)
-    if not isinstance(encoding, str) or encoding not in ENCODINGS:
-        raise RequestError(400, f'"encoding" must be one of {ENCODINGS}, got {encoding!r}')
+    encoding = _choice(request, "encoding", ENCODINGS, JSON_ENCODING)
     return Parsed(model, sentences, layers, pool, encoding)
+
+
+def _choice(request: Dict[str, Any], key: str, choices: Sequence[str], default: str) -> str:
+    """The request's `key`, one of `choices` (`default` where not given), or a 400."""
+    value = request.get(key, default)
+    if not isinstance(value, str) or value not in choices:
+        raise RequestError(400, f'"{key}" must be one of {tuple(choices)}, got {value!r}')
+    return value
 
 
 def encode_response(model: str, vectors: List[numpy.ndarray], encoding: str) -> bytes:
