@@ -49,6 +49,23 @@ def test_races_both_counts_then_runs_the_faster(two_threads):
     assert torch.get_num_threads() == 2
 
 
+def test_the_count_that_runs_first_alternates_race_by_race(two_threads, monkeypatch):
+    chooser = RecurrenceThreads()
+    layer = _Layer(chooser, {1: 1.0, 2: 3.0})
+    timed: List[int] = []
+    real_timed = RecurrenceThreads._timed
+
+    def recording(self, run, count):
+        timed.append(count)
+        return real_timed(self, run, count)
+
+    monkeypatch.setattr(RecurrenceThreads, "_timed", recording)
+    _calls(chooser, layer, 4 * recurrence_threads.EXPLORE_EVERY)
+    firsts = timed[::2]
+    assert len(firsts) == recurrence_threads.FIRST_EXPLORATIONS + 4
+    assert firsts == [firsts[0], 3 - firsts[0]] * 3
+
+
 def test_the_choice_follows_the_machine_as_races_change(two_threads):
     chooser = RecurrenceThreads()
     layer = _Layer(chooser, {1: 1.0, 2: 3.0})

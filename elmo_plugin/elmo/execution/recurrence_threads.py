@@ -60,6 +60,7 @@ class RecurrenceThreads:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.races = 0
         self.wins: Deque[int] = collections.deque(maxlen=VOTES)
         self.pinned = False
         self.timer: Callable[[], float] = time.perf_counter
@@ -84,7 +85,10 @@ class RecurrenceThreads:
     def _race(
         self, layer: Callable[[], Result], same: Callable[[Result, Result], bool], threads: int
     ) -> Result:
-        counts = (threads, 1) if self.calls % 2 else (1, threads)
+        # Which count runs first alternates race by race (not call by call: the periodic
+        # races fall on even calls), so that neither always finds the caches the other left.
+        self.races += 1
+        counts = (threads, 1) if self.races % 2 else (1, threads)
         timed = {count: self._timed(layer, count) for count in counts}
         (result, seconds), (other, other_seconds) = timed[threads], timed[1]
         if not same(result, other):
