@@ -2,10 +2,12 @@
 `elmo-serve` under load, on the CPU, loopback only: a biLM of the "small" published size with
 random weights, single real sentences of ../shared/data/lm_wikipedia_en_2015 (first
 `--sentences`), sent one at a time by one client, then by 16 concurrent clients; throughput
-(sentences/s) and the median latency of each, and their ratios. Bounded: `--sentences` requests
-a mode.
+(sentences/s) and the median latency of each, and their ratios. Then the ceiling of the
+throughput ratio, the biLM alone on the server's thread: the same sentences one at a time and
+in groups of 16 (alternating, group by group), and the server's 16-client throughput as a share
+of the biLM's own in groups of 16. Bounded: `--sentences` requests a mode.
 
-    python benchmarks/server_load.py --sentences 320
+    python benchmarks/server_load.py --sentences 320 --runs 3
 """
 
 import argparse
@@ -15,7 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 from common import cpu_model, read_sentences, shared_data, write_random_bilm
 
@@ -48,44 +50,96 @@ async def _batching(client) -> Tuple[float, float]:
     return float(counts["elmo_batches_total"]), float(counts["elmo_batched_requests_total"])
 
 
-async def _measure(embedder, sentences: List[str]) -> None:
+async def _measure(embedder, thread, sentences: List[str], runs: int) -> None:
     from aiohttp.test_utils import TestClient, TestServer
 
     from elmo_plugin.embedding.server import build_app
 
-    async with TestClient(TestServer(build_app({"small": embedder}), host="127.0.0.1")) as client:
+    app = build_app({"small": embedder}, thread=thread)
+    rates: Dict[int, List[float]] = {1: [], 16: []}
+    p50s: Dict[int, List[float]] = {1: [], 16: []}
+    per_run: Dict[int, List[float]] = {1: [], 16: []}
+    alone: Dict[int, List[float]] = {1: [], 16: []}
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         await _clients(client, sentences[:8], 1)  # warm-up
-        results, per_batch = {}, {}
-        for concurrency in (1, 16):
-            batches, requests = await _batching(client)
-            results[concurrency] = await _clients(client, sentences, concurrency)
-            after = await _batching(client)
-            per_batch[concurrency] = (after[1] - requests) / (after[0] - batches)
-    print(f"CPU {cpu_model()}; 'small' biLM (random weights), {len(sentences)} single sentences")
-    for concurrency, (seconds, latencies) in results.items():
-        print(
-            f"{concurrency:>2} clients: {len(sentences) / seconds:.1f} sentences/s, "
-            f"p50 latency {statistics.median(latencies) * 1000:.0f} ms, "
-            f"{per_batch[concurrency]:.1f} requests a biLM run"
-        )
-    one, many = results[1], results[16]
+        loop = asyncio.get_running_loop()
+        for run in range(runs):
+            for concurrency in (1, 16) if run % 2 == 0 else (16, 1):
+                batches, requests = await _batching(client)
+                seconds, latencies = await _clients(client, sentences, concurrency)
+                after = await _batching(client)
+                rates[concurrency].append(len(sentences) / seconds)
+                p50s[concurrency].append(statistics.median(latencies))
+                per_run[concurrency].append((after[1] - requests) / (after[0] - batches))
+            # The biLM alone, on the app's thread (which the app shuts down as it stops).
+            for size, rate in (
+                await loop.run_in_executor(thread, _bilm_alone, embedder, sentences)
+            ).items():
+                alone[size].append(rate)
     print(
-        f"throughput 16 / 1: {one[0] / many[0]:.2f}x; p50 latency 16 / 1: "
-        f"{statistics.median(many[1]) / statistics.median(one[1]):.2f}x"
+        f"CPU {cpu_model()}; 'small' biLM (random weights), {len(sentences)} single sentences; "
+        f"medians of {runs} runs, alternating"
     )
+    for concurrency in (1, 16):
+        print(
+            f"{concurrency:>2} clients: {statistics.median(rates[concurrency]):.1f} sentences/s, "
+            f"p50 latency {statistics.median(p50s[concurrency]) * 1000:.0f} ms, "
+            f"{statistics.median(per_run[concurrency]):.1f} requests a biLM run"
+        )
+    ratios = [many / one for one, many in zip(rates[1], rates[16])]
+    latency_ratios = [many / one for one, many in zip(p50s[1], p50s[16])]
+    print(
+        f"throughput 16 / 1: {statistics.median(ratios):.2f}x (runs {_rounded(ratios)}); "
+        f"p50 latency 16 / 1: {statistics.median(latency_ratios):.2f}x "
+        f"(runs {_rounded(latency_ratios)})"
+    )
+    bound = [grouped / single for single, grouped in zip(alone[1], alone[16])]
+    share = [server / grouped for server, grouped in zip(rates[16], alone[16])]
+    print(
+        f"the biLM alone: {statistics.median(alone[1]):.1f} sentences/s one at a time, "
+        f"{statistics.median(alone[16]):.1f} in groups of 16 ({statistics.median(bound):.2f}x, "
+        f"runs {_rounded(bound)}); the server with 16 clients reached "
+        f"{statistics.median(share):.0%} of the latter"
+    )
+
+
+def _rounded(values: List[float]) -> List[float]:
+    return [round(value, 2) for value in values]
+
+
+def _bilm_alone(embedder, sentences: List[str]) -> Dict[int, float]:
+    """Sentences a second of `embedder.embed_batch`, one sentence a call and 16 a call."""
+    seconds = {1: 0.0, 16: 0.0}
+    for start in range(0, len(sentences) - 15, 16):
+        group = [sentence.split() for sentence in sentences[start : start + 16]]
+        for size in (1, 16):
+            begin = time.perf_counter()
+            for batch in range(0, 16, size):
+                embedder.embed_batch(group[batch : batch + size])
+            seconds[size] += time.perf_counter() - begin
+    count = len(sentences) // 16 * 16
+    return {size: count / total for size, total in seconds.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=320)
+    parser.add_argument("--runs", type=int, default=3)
     arguments = parser.parse_args()
-    from elmo_plugin import ElmoEmbedder
+    from elmo_plugin.embedding.server import BilmThread
 
     with tempfile.TemporaryDirectory() as work:
-        options, weights = write_random_bilm("small", os.path.join(work, "model"))
-        embedder = ElmoEmbedder(options, weights)
+        thread = BilmThread()  # the biLM written, loaded and run on one thread, as elmo-serve's
+        embedder = thread.submit(_random_small_bilm, work).result()
         corpus = read_sentences(shared_data(*CORPUS), arguments.sentences)
-        asyncio.run(_measure(embedder, [" ".join(sentence) for sentence in corpus]))
+        lines = [" ".join(sentence) for sentence in corpus]
+        asyncio.run(_measure(embedder, thread, lines, arguments.runs))
+
+
+def _random_small_bilm(work: str):
+    from elmo_plugin import ElmoEmbedder
+
+    return ElmoEmbedder(*write_random_bilm("small", os.path.join(work, "model")))
 
 
 if __name__ == "__main__":

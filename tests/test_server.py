@@ -6,6 +6,7 @@ serving on."""
 import asyncio
 import base64
 import json
+import threading
 from typing import Any, Awaitable, Callable, List, Tuple
 
 import numpy
@@ -186,3 +187,38 @@ def test_the_client_example_gets_the_servers_vectors(embedders):
     numpy.testing.assert_allclose(numpy.array(vectors), expected, rtol=0, atol=1e-6)
     guide = (PROJECT_ROOT / "docs" / "scale.md").read_text()
     assert "python docs/examples/serve_client.py http://127.0.0.1:8000" in guide
+
+
+def test_every_bilm_is_loaded_and_run_on_one_thread(monkeypatch, elmo_options, elmo_weights):
+    """Two threads running torch made each parallel region wait for libgomp's sleeping
+    workers (`BilmThread`): the biLMs load and run where nothing else runs torch."""
+    from aiohttp import web
+
+    from elmo_plugin.embedding import server
+
+    threads_seen: List[Tuple[str, int]] = []
+
+    def recording_embedder(bilm):
+        threads_seen.append(("load", threading.get_ident()))
+        embedder = ElmoEmbedder(elmo_options, elmo_weights)
+        real_batch = embedder.embed_batch
+
+        def embed_batch(batch):
+            threads_seen.append(("run", threading.get_ident()))
+            return real_batch(batch)
+
+        embedder.embed_batch = embed_batch  # type: ignore[method-assign]
+        return embedder
+
+    async def scenario(app):
+        async with TestClient(TestServer(app)) as client:
+            for model in ("one", "two", "one"):
+                response = await client.post("/embed", json={"sentences": ["a b"], "model": model})
+                assert response.status == 200
+
+    monkeypatch.setattr(server, "ElmoEmbedder", recording_embedder)
+    monkeypatch.setattr(web, "run_app", lambda app, **_: asyncio.run(scenario(app)))
+    server.main(["--model", "one=first", "--model", "two=second"])
+    assert [what for what, _ in threads_seen] == ["load", "load", "run", "run", "run"]
+    assert len({thread for _, thread in threads_seen}) == 1
+    assert threads_seen[0][1] != threading.get_ident()

@@ -3,7 +3,8 @@
 profiles). Requests that arrive together are embedded together: each biLM has a queue, and one
 batcher a biLM takes the waiting requests (up to `max_batch_tokens` token positions, waiting at
 most `max_wait` seconds for company) into one stateless biLM run, which gives each sentence the
-vectors it gets alone. Several biLMs stay loaded, by name.
+vectors it gets alone. Several biLMs stay loaded, by name, all loaded and run on one thread of
+their own (`BilmThread`).
 
 Routes: `POST /embed` with `{"sentences": [...], "model": name, "layers": "all|top|average",
 "pool": "none|mean|<preset>"}` (a sentence a whitespace-tokenised string or a list of tokens)
@@ -62,16 +63,40 @@ class _Waiting:
     future: "asyncio.Future[List[numpy.ndarray]]"
 
 
-class Batcher:
-    """One biLM's queue and the task that embeds what waits in it, a run at a time, in a
-    thread of its own (the event loop keeps answering meanwhile)."""
+class BilmThread(concurrent.futures.ThreadPoolExecutor):
+    """The one thread that loads and runs every biLM of a server, while the event loop answers.
 
-    def __init__(self, embedder: ElmoEmbedder, limits: Limits, metrics: Dict[str, float]):
+    Why one, and why loading too: torch's CPU kernels run on OpenMP (GNU libgomp), which keeps
+    a team of worker threads for each thread that ever ran a parallel region; once the teams'
+    threads outnumber the CPUs, libgomp's workers stop spinning between regions and sleep, and
+    every region pays their wake-up. The LSTM's steps are thousands of short regions: a biLM
+    loaded on the main thread and run on another ran 1.7x slower on 2 cores (measured,
+    benchmarks/server_load.py), as did two biLMs each on a thread of its own."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="elmo-bilm")
+
+    def load(self, bilm: Optional[str] = None) -> ElmoEmbedder:
+        """`ElmoEmbedder(bilm)` (the shipped biLM if None), loaded on this thread."""
+        return self.submit(lambda: ElmoEmbedder(bilm) if bilm else ElmoEmbedder()).result()
+
+
+class Batcher:
+    """One biLM's queue and the task that embeds what waits in it, a run at a time, on the
+    server's `BilmThread` (the event loop keeps answering meanwhile)."""
+
+    def __init__(
+        self,
+        embedder: ElmoEmbedder,
+        limits: Limits,
+        metrics: Dict[str, float],
+        thread: BilmThread,
+    ):
         self.embedder = embedder
         self.limits = limits
         self.metrics = metrics
         self.queue: "asyncio.Queue[_Waiting]" = asyncio.Queue()
-        self.thread = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self.thread = thread
         self.expected = 1  # the requests of the clients active lately
 
     async def embed(self, sentences: List[List[str]]) -> List[numpy.ndarray]:
@@ -223,8 +248,14 @@ def _sentences(value: Any, limits: Limits) -> List[List[str]]:
     return sentences
 
 
-def build_app(embedders: Dict[str, ElmoEmbedder], limits: Limits = Limits()):
-    """The aiohttp application serving `embedders` by name (the first the default)."""
+def build_app(
+    embedders: Dict[str, ElmoEmbedder],
+    limits: Limits = Limits(),
+    thread: Optional[BilmThread] = None,
+):
+    """The aiohttp application serving `embedders` by name (the first the default), run on
+    `thread` (best the one that loaded them: `BilmThread.load`; a new one if None), which
+    the application shuts down when it stops."""
     from aiohttp import web
 
     _orjson()  # refused at start, not at the first request
@@ -237,18 +268,18 @@ def build_app(embedders: Dict[str, ElmoEmbedder], limits: Limits = Limits()):
     }
     batchers: Dict[str, Batcher] = {}
     tasks: List["asyncio.Task[None]"] = []
+    bilm_thread = thread or BilmThread()
 
     async def start(app: "web.Application") -> None:
         for name, embedder in embedders.items():
-            batchers[name] = Batcher(embedder, limits, metrics)
+            batchers[name] = Batcher(embedder, limits, metrics, bilm_thread)
         tasks.extend(asyncio.create_task(b.run()) for b in batchers.values())
 
     async def stop(app: "web.Application") -> None:
         for task in tasks:
             task.cancel()
         # No thread outlives the app: a process forked later must not inherit a stuck one.
-        for batcher in batchers.values():
-            batcher.thread.shutdown(wait=True)
+        bilm_thread.shutdown(wait=True)
 
     async def embed(request: "web.Request") -> "web.Response":
         metrics["elmo_requests_total"] += 1
@@ -305,9 +336,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     specs = [spec.split("=", 1) for spec in args.model] or [["default", None]]
     if any(len(spec) != 2 for spec in specs):
         parser.exit(2, "elmo-serve: error: --model takes NAME=BILM\n")
-    embedders = {name: ElmoEmbedder(bilm) if bilm else ElmoEmbedder() for name, bilm in specs}
+    thread = BilmThread()
+    embedders = {name: thread.load(bilm) for name, bilm in specs}
     limits = Limits(args.max_bytes, args.max_sentences, args.max_tokens)
-    web.run_app(build_app(embedders, limits), host=args.host, port=args.port)
+    web.run_app(build_app(embedders, limits, thread), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":
