@@ -5,6 +5,9 @@ with random weights, top layer, embedded by
 
 - `elmo-embed` under `torchrun --nproc-per-node 2` (gloo, one thread a rank), into one file;
 - Ray Data, 2 actors of one CPU and one thread (docs/examples/ray_embed.py), into Parquet;
+  once starting its own Ray, as the example does by default, and once joining a Ray of 2 CPUs
+  already running (`--address`, as on a cluster; the Ray is started before the timing and
+  stopped after it);
 - PySpark `local[2]`, `mapInArrow` (docs/examples/spark_embed.py), into Parquet;
 
 each the whole command's wall time (start-up included, as a user waits for it), alternating,
@@ -19,6 +22,7 @@ rows) on 1,000 and on 10,000 sentences.
 """
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -30,7 +34,11 @@ from typing import Dict, List, Tuple
 
 from common import ROOT, cpu_model, read_sentences, shared_data, write_random_bilm
 
+from tests.running_ray import running_ray
+
 CORPUS = ("lm_wikipedia_en_2015", "tokenized", "valid.txt.xz")
+RUNNING_RAY = "Ray Data, running Ray"
+ADDRESS = "{address}"  # the running Ray's, known once it runs
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 
 
@@ -52,6 +60,9 @@ def _commands(model: List[str], input_file: str, output: str) -> Dict[str, List[
         ],
         "Ray Data, 2 actors": _example(
             "ray_embed.py", input_file, f"{output}-ray", model, "--actors", "2"
+        ),
+        RUNNING_RAY: _example(
+            "ray_embed.py", input_file, f"{output}-running-ray", model, "--address", ADDRESS
         ),
         "Spark local[2]": _example(
             "spark_embed.py", input_file, f"{output}-spark", model, "--master", "local[2]"
@@ -91,11 +102,14 @@ def _speed(arguments: argparse.Namespace, work: str) -> None:
         for kind, input_file in inputs.items():
             output = os.path.join(work, f"{kind}-{run}")
             for name, command in _commands(model, input_file, output).items():
-                start = time.perf_counter()
-                done = subprocess.run(command, env=environment, cwd=ROOT, capture_output=True)
+                with running_ray(2) if name == RUNNING_RAY else contextlib.nullcontext("") as at:
+                    command = [at if part == ADDRESS else part for part in command]
+                    start = time.perf_counter()
+                    done = subprocess.run(command, env=environment, cwd=ROOT, capture_output=True)
+                    seconds = time.perf_counter() - start
                 if done.returncode:
                     sys.exit(f"{name}: {done.stderr[-3000:].decode(errors='replace')}")
-                times.setdefault((name, kind), []).append(time.perf_counter() - start)
+                times.setdefault((name, kind), []).append(seconds)
     print(f"CPU {cpu_model()}, {os.cpu_count()} CPUs; {len(sentences)} sentences, 'small' biLM")
     _report(times, "corpus", "the whole command, start-up included")
     beyond = {

@@ -134,6 +134,23 @@ def test_the_examples_give_elmo_embedders_rows_in_order(
     _assert_close(_arrays(tokens), reference)
 
 
+@pytest.mark.slow
+def test_the_ray_example_joins_a_running_ray(
+    tmp_path, text_file, lines, reference, elmo_options, elmo_weights
+):
+    pytest.importorskip("ray")
+    from tests.running_ray import running_ray
+
+    model = ["--model", elmo_options, "--weight-file", elmo_weights]
+    with running_ray(cpus=2) as address:
+        _run_example(
+            "ray_embed.py", str(text_file), str(tmp_path / "tokens"), *model, "--address", address
+        )
+    tokens = _rows(tmp_path / "tokens")
+    assert tokens.column("text").to_pylist() == lines
+    _assert_close(_arrays(tokens), reference)
+
+
 def test_scale_md_runs_the_examples_these_tests_run():
     guide = (PROJECT_ROOT / "docs" / "scale.md").read_text()
     for name in ("ray_embed.py", "spark_embed.py"):

@@ -3,6 +3,9 @@ files, rows in line order: read_text -> map_batches(ElmoBatches) -> write_parque
 
     python docs/examples/ray_embed.py corpus.txt corpus_parquet/ --model small \
         --pool tfhub-default --actors 2
+
+On a Ray cluster that is already running, join it instead of starting one: `--address auto`
+on one of its nodes (or the address `ray start --head` printed).
 """
 
 import argparse
@@ -26,8 +29,15 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--pool", default=NO_POOL, choices=POOL_CHOICES)
     parser.add_argument("--dtype", default="float32", choices=OUTPUT_DTYPES)
     parser.add_argument("--actors", type=int, default=2, help="one CPU and one thread each")
+    parser.add_argument(
+        "--address", help="a running Ray to join ('auto', host:port); default: start one"
+    )
     args = parser.parse_args(argv)
-    if not ray.is_initialized():
+    if ray.is_initialized():
+        pass
+    elif args.address:
+        ray.init(address=args.address)
+    else:
         # No dashboard: a web server and its agent started with the job and taking a CPU from it.
         ray.init(num_cpus=args.actors, include_dashboard=False)
     ray.data.DataContext.get_current().execution_options.preserve_order = True
