@@ -50,16 +50,18 @@ async def _batching(client) -> Tuple[float, float]:
     return float(counts["elmo_batches_total"]), float(counts["elmo_batched_requests_total"])
 
 
-async def _measure(embedder, thread, sentences: List[str], runs: int) -> None:
+# Per measure ("rate", "p50", "requests" a biLM run, "alone": the biLM's rate without the
+# server), per clients (or sentences a biLM call), one value a run.
+Series = Dict[str, Dict[int, List[float]]]
+
+
+async def _measure(embedder, thread, sentences: List[str], runs: int) -> Series:
     from aiohttp.test_utils import TestClient, TestServer
 
     from elmo_plugin.embedding.server import build_app
 
+    series: Series = {measure: {1: [], 16: []} for measure in ("rate", "p50", "requests", "alone")}
     app = build_app({"small": embedder}, thread=thread)
-    rates: Dict[int, List[float]] = {1: [], 16: []}
-    p50s: Dict[int, List[float]] = {1: [], 16: []}
-    per_run: Dict[int, List[float]] = {1: [], 16: []}
-    alone: Dict[int, List[float]] = {1: [], 16: []}
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         await _clients(client, sentences[:8], 1)  # warm-up
         loop = asyncio.get_running_loop()
@@ -68,43 +70,45 @@ async def _measure(embedder, thread, sentences: List[str], runs: int) -> None:
                 batches, requests = await _batching(client)
                 seconds, latencies = await _clients(client, sentences, concurrency)
                 after = await _batching(client)
-                rates[concurrency].append(len(sentences) / seconds)
-                p50s[concurrency].append(statistics.median(latencies))
-                per_run[concurrency].append((after[1] - requests) / (after[0] - batches))
+                series["rate"][concurrency].append(len(sentences) / seconds)
+                series["p50"][concurrency].append(statistics.median(latencies))
+                series["requests"][concurrency].append((after[1] - requests) / (after[0] - batches))
             # The biLM alone, on the app's thread (which the app shuts down as it stops).
-            for size, rate in (
-                await loop.run_in_executor(thread, _bilm_alone, embedder, sentences)
-            ).items():
-                alone[size].append(rate)
+            alone = await loop.run_in_executor(thread, _bilm_alone, embedder, sentences)
+            for size, rate in alone.items():
+                series["alone"][size].append(rate)
+    return series
+
+
+def _report(series: Series, sentences: int, runs: int) -> None:
+    median = {
+        measure: {k: statistics.median(v) for k, v in s.items()} for measure, s in series.items()
+    }
     print(
-        f"CPU {cpu_model()}; 'small' biLM (random weights), {len(sentences)} single sentences; "
+        f"CPU {cpu_model()}; 'small' biLM (random weights), {sentences} single sentences; "
         f"medians of {runs} runs, alternating"
     )
     for concurrency in (1, 16):
         print(
-            f"{concurrency:>2} clients: {statistics.median(rates[concurrency]):.1f} sentences/s, "
-            f"p50 latency {statistics.median(p50s[concurrency]) * 1000:.0f} ms, "
-            f"{statistics.median(per_run[concurrency]):.1f} requests a biLM run"
+            f"{concurrency:>2} clients: {median['rate'][concurrency]:.1f} sentences/s, "
+            f"p50 latency {median['p50'][concurrency] * 1000:.0f} ms, "
+            f"{median['requests'][concurrency]:.1f} requests a biLM run"
         )
-    ratios = [many / one for one, many in zip(rates[1], rates[16])]
-    latency_ratios = [many / one for one, many in zip(p50s[1], p50s[16])]
     print(
-        f"throughput 16 / 1: {statistics.median(ratios):.2f}x (runs {_rounded(ratios)}); "
-        f"p50 latency 16 / 1: {statistics.median(latency_ratios):.2f}x "
-        f"(runs {_rounded(latency_ratios)})"
+        f"the biLM alone: {median['alone'][1]:.1f} sentences/s one at a time, "
+        f"{median['alone'][16]:.1f} in groups of 16"
     )
-    bound = [grouped / single for single, grouped in zip(alone[1], alone[16])]
-    share = [server / grouped for server, grouped in zip(rates[16], alone[16])]
-    print(
-        f"the biLM alone: {statistics.median(alone[1]):.1f} sentences/s one at a time, "
-        f"{statistics.median(alone[16]):.1f} in groups of 16 ({statistics.median(bound):.2f}x, "
-        f"runs {_rounded(bound)}); the server with 16 clients reached "
-        f"{statistics.median(share):.0%} of the latter"
-    )
+    rate, p50, alone = series["rate"], series["p50"], series["alone"]
+    _print_ratio("throughput, 16 clients / 1", rate[16], rate[1])
+    _print_ratio("p50 latency, 16 clients / 1", p50[16], p50[1])
+    _print_ratio("the biLM alone, groups of 16 / one at a time (the ceiling)", alone[16], alone[1])
+    _print_ratio("16 clients' throughput / the biLM alone in groups of 16", rate[16], alone[16])
 
 
-def _rounded(values: List[float]) -> List[float]:
-    return [round(value, 2) for value in values]
+def _print_ratio(what: str, numerators: List[float], denominators: List[float]) -> None:
+    ratios = [numerator / denominator for numerator, denominator in zip(numerators, denominators)]
+    rounded = [round(ratio, 2) for ratio in ratios]
+    print(f"{what}: {statistics.median(ratios):.2f}x (runs {rounded})")
 
 
 def _bilm_alone(embedder, sentences: List[str]) -> Dict[int, float]:
@@ -133,7 +137,8 @@ def main() -> None:
         embedder = thread.submit(_random_small_bilm, work).result()
         corpus = read_sentences(shared_data(*CORPUS), arguments.sentences)
         lines = [" ".join(sentence) for sentence in corpus]
-        asyncio.run(_measure(embedder, thread, lines, arguments.runs))
+        series = asyncio.run(_measure(embedder, thread, lines, arguments.runs))
+        _report(series, len(lines), arguments.runs)
 
 
 def _random_small_bilm(work: str):

@@ -69,9 +69,9 @@ class BilmThread(concurrent.futures.ThreadPoolExecutor):
     Why one, and why loading too: torch's CPU kernels run on OpenMP (GNU libgomp), which keeps
     a team of worker threads for each thread that ever ran a parallel region; once the teams'
     threads outnumber the CPUs, libgomp's workers stop spinning between regions and sleep, and
-    every region pays their wake-up. The LSTM's steps are thousands of short regions: a biLM
-    loaded on the main thread and run on another ran 1.7x slower on 2 cores (measured,
-    benchmarks/server_load.py), as did two biLMs each on a thread of its own."""
+    every region pays their wake-up. The LSTM's steps are thousands of short regions: with its
+    biLM loaded on the main thread and run on another, the server answered a lone request in
+    twice the time on 2 cores (benchmarks/server_load.py; docs/scale.md has both runs)."""
 
     def __init__(self) -> None:
         super().__init__(max_workers=1, thread_name_prefix="elmo-bilm")
