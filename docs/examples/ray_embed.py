@@ -19,6 +19,17 @@ from elmo_plugin.embedding.pooling import NO_POOL, POOL_CHOICES
 from elmo_plugin.embedding.ray_data import ElmoBatches
 
 
+def _join_or_start_ray(address: Optional[str], actors: int) -> None:
+    """Joins the Ray at `address`, or starts one of `actors` CPUs, unless this process has one."""
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address)
+        return
+    # No dashboard: a web server and its agent started with the job and taking a CPU from it.
+    ray.init(num_cpus=actors, include_dashboard=False)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("input_file")
@@ -33,13 +44,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         "--address", help="a running Ray to join ('auto', host:port); default: start one"
     )
     args = parser.parse_args(argv)
-    if ray.is_initialized():
-        pass
-    elif args.address:
-        ray.init(address=args.address)
-    else:
-        # No dashboard: a web server and its agent started with the job and taking a CPU from it.
-        ray.init(num_cpus=args.actors, include_dashboard=False)
+    _join_or_start_ray(args.address, args.actors)
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     # Reading and writing are I/O: they take no CPU from the actors, which hold them all.
     lines = ray.data.read_text(args.input_file, drop_empty_lines=False, num_cpus=0)
