@@ -69,9 +69,9 @@ class BilmThread(concurrent.futures.ThreadPoolExecutor):
     Why one, and why loading too: torch's CPU kernels run on OpenMP (GNU libgomp), which keeps
     a team of worker threads for each thread that ever ran a parallel region; once the teams'
     threads outnumber the CPUs, libgomp's workers stop spinning between regions and sleep, and
-    every region pays their wake-up. The LSTM's steps are thousands of short regions: with its
-    biLM loaded on the main thread and run on another, the server answered a lone request in
-    twice the time on 2 cores (benchmarks/server_load.py; docs/scale.md has both runs)."""
+    every region pays their wake-up. The LSTM's steps are thousands of short regions, so a biLM
+    loaded on the main thread and run on another ran far slower (docs/scale.md, "The server
+    under load", has the figures)."""
 
     def __init__(self) -> None:
         super().__init__(max_workers=1, thread_name_prefix="elmo-bilm")
@@ -200,8 +200,9 @@ def _choice(request: Dict[str, Any], key: str, choices: Sequence[str], default: 
 
 
 def encode_response(model: str, vectors: List[numpy.ndarray], encoding: str) -> bytes:
-    """The response body: float32 written by orjson, shortest text that parses back to the
-    same float32 (half the bytes of Python's 17 digits, and ~30 times faster), or base64."""
+    """The response body: float32 written by orjson, the shortest text that parses back to
+    the same float32 (fewer bytes than Python's 17 digits, and faster: docs/scale.md), or
+    base64."""
     orjson = _orjson()
     if encoding == BASE64_ENCODING:
         embeddings: List[Any] = [
